@@ -1,0 +1,163 @@
+/**
+ * BERT encoder in tfjs-core ops, computing what HF `BertModel` computes:
+ * embeddings (word + absolute position + token type) -> LayerNorm -> dropout, then per layer
+ * self-attention with an additive padding mask, residual + LayerNorm, feed-forward with the
+ * config's activation (erf-exact GELU for `gelu`), residual + LayerNorm; pooler = tanh(dense(h[:,0])).
+ *
+ * Parameters are tf.Variables under the canonical HF names (see ./bert-weights.ts), so the same
+ * object serves inference, training (tf.variableGrads) and saving. Dropout is active only when
+ * `training` is true and draws its masks from a seeded counter, so training is reproducible on
+ * the cpu backend.
+ */
+import { tf } from '../backend/index.js';
+import { InputError } from '../util/errors.js';
+import type { BertConfig } from './bert-config.js';
+import type { RawTensor } from './bert-weights.js';
+import type { TokenBatch } from './tokenizer.js';
+
+export interface BertOutput {
+  /** [batch, seq, hidden] */
+  lastHiddenState: tf.Tensor3D;
+  /** hidden_states as HF returns them: [embeddings, layer 1, ..., layer N]; empty unless requested. */
+  hiddenStates: tf.Tensor3D[];
+  /** tanh(dense(h[:, 0])), when the checkpoint has a pooler. */
+  poolerOutput?: tf.Tensor2D;
+}
+
+export interface ForwardOptions {
+  training?: boolean;
+  outputHiddenStates?: boolean;
+}
+
+/** Added to attention scores of padded keys; exp() of it underflows to exactly 0 in float32. */
+const MASK_NEGATIVE = -1e9;
+
+let instances = 0;
+
+export class BertModel {
+  readonly params: Map<string, tf.Variable>;
+  readonly hasPooler: boolean;
+  private dropoutCounter = 0;
+
+  constructor(
+    readonly config: BertConfig,
+    weights: Map<string, RawTensor>,
+    /** Seed of the dropout masks (training only). */
+    public dropoutSeed = 0,
+  ) {
+    this.params = new Map();
+    // tfjs variable names are global: prefix each model's with its own instance number.
+    const scope = `bert${instances++}`;
+    for (const [name, t] of weights) {
+      this.params.set(name, tf.variable(tf.tensor(t.data as Float32Array, t.shape, 'float32'), true, `${scope}/${name}`));
+    }
+    this.hasPooler = this.params.has('pooler.dense.weight');
+  }
+
+  private p(name: string): tf.Variable {
+    const v = this.params.get(name);
+    if (!v) throw new Error(`BERT parameter '${name}' is not loaded`);
+    return v;
+  }
+
+  /** x @ W^T + b with a PyTorch-layout [out, in] weight. */
+  private linear(x: tf.Tensor, prefix: string): tf.Tensor {
+    const w = this.p(`${prefix}.weight`);
+    const b = this.p(`${prefix}.bias`);
+    const shape = x.shape;
+    const x2 = tf.reshape(x, [-1, shape[shape.length - 1]]);
+    const y = tf.add(tf.matMul(x2, w, false, true), b);
+    return tf.reshape(y, [...shape.slice(0, -1), w.shape[0]]);
+  }
+
+  private layerNorm(x: tf.Tensor, prefix: string): tf.Tensor {
+    const { mean, variance } = tf.moments(x, -1, true);
+    const normed = tf.mul(tf.sub(x, mean), tf.rsqrt(tf.add(variance, this.config.layerNormEps)));
+    return tf.add(tf.mul(normed, this.p(`${prefix}.weight`)), this.p(`${prefix}.bias`));
+  }
+
+  private activation(x: tf.Tensor): tf.Tensor {
+    switch (this.config.hiddenAct) {
+      case 'gelu':
+        return tf.mul(tf.mul(x, 0.5), tf.add(1, tf.erf(tf.mul(x, Math.SQRT1_2))));
+      case 'gelu_new':
+      case 'gelu_pytorch_tanh': {
+        const inner = tf.mul(Math.sqrt(2 / Math.PI), tf.add(x, tf.mul(0.044715, tf.pow(x, 3))));
+        return tf.mul(tf.mul(x, 0.5), tf.add(1, tf.tanh(inner)));
+      }
+      case 'relu':
+        return tf.relu(x);
+    }
+  }
+
+  private dropout(x: tf.Tensor, rate: number, training: boolean): tf.Tensor {
+    if (!training || rate <= 0) return x;
+    return tf.dropout(x, rate, undefined, this.dropoutSeed * 1_000_003 + this.dropoutCounter++);
+  }
+
+  /** Runs the encoder on a tokenised batch. Tensors returned are owned by the caller. */
+  forward(batch: TokenBatch, opts: ForwardOptions = {}): BertOutput {
+    const cfg = this.config;
+    const { batch: B, seqLen: T } = batch;
+    if (T > cfg.maxPositions) {
+      throw new InputError(`sequence length ${T} exceeds max_position_embeddings ${cfg.maxPositions}; tokenise with maxLength <= ${cfg.maxPositions}`);
+    }
+    const training = opts.training ?? false;
+    return tf.tidy(() => {
+      const ids = tf.tensor2d(batch.inputIds, [B, T], 'int32');
+      const types = tf.tensor2d(batch.tokenTypeIds, [B, T], 'int32');
+      const mask = tf.tensor2d(batch.attentionMask, [B, T], 'int32');
+      const words = tf.gather(this.p('embeddings.word_embeddings.weight'), ids);
+      const positions = tf.gather(this.p('embeddings.position_embeddings.weight'), tf.range(0, T, 1, 'int32'));
+      const typeEmb = tf.gather(this.p('embeddings.token_type_embeddings.weight'), types);
+      let h = tf.add(tf.add(words, positions), typeEmb);
+      h = this.dropout(this.layerNorm(h, 'embeddings.LayerNorm'), cfg.hiddenDropout, training);
+
+      // [B, 1, 1, T]: 0 for real keys, a large negative for padding.
+      const additiveMask = tf.reshape(tf.mul(tf.sub(1, tf.cast(mask, 'float32')), MASK_NEGATIVE), [B, 1, 1, T]);
+      const hidden: tf.Tensor3D[] = opts.outputHiddenStates ? [h as tf.Tensor3D] : [];
+      const H = cfg.numHeads;
+      const D = cfg.hiddenSize / H;
+      const scale = 1 / Math.sqrt(D);
+      for (let l = 0; l < cfg.numLayers; l++) {
+        const p = `encoder.layer.${l}.`;
+        const heads = (t: tf.Tensor) => tf.transpose(tf.reshape(t, [B, T, H, D]), [0, 2, 1, 3]);
+        const q = heads(this.linear(h, `${p}attention.self.query`));
+        const k = heads(this.linear(h, `${p}attention.self.key`));
+        const v = heads(this.linear(h, `${p}attention.self.value`));
+        const scores = tf.add(tf.mul(tf.matMul(q, k, false, true), scale), additiveMask);
+        const probs = this.dropout(tf.softmax(scores, -1), cfg.attentionDropout, training);
+        const ctx = tf.reshape(tf.transpose(tf.matMul(probs, v), [0, 2, 1, 3]), [B, T, cfg.hiddenSize]);
+        const attnOut = this.dropout(this.linear(ctx, `${p}attention.output.dense`), cfg.hiddenDropout, training);
+        const a = this.layerNorm(tf.add(attnOut, h), `${p}attention.output.LayerNorm`);
+        const inter = this.activation(this.linear(a, `${p}intermediate.dense`));
+        const out = this.dropout(this.linear(inter, `${p}output.dense`), cfg.hiddenDropout, training);
+        h = this.layerNorm(tf.add(out, a), `${p}output.LayerNorm`);
+        if (opts.outputHiddenStates) hidden.push(h as tf.Tensor3D);
+      }
+      const result: BertOutput = { lastHiddenState: h as tf.Tensor3D, hiddenStates: hidden };
+      if (this.hasPooler) {
+        const first = tf.reshape(tf.slice(h, [0, 0, 0], [B, 1, cfg.hiddenSize]), [B, cfg.hiddenSize]);
+        result.poolerOutput = tf.tanh(this.linear(first, 'pooler.dense')) as tf.Tensor2D;
+      }
+      return result as unknown as tf.TensorContainerObject;
+    }) as unknown as BertOutput;
+  }
+
+  /** Current parameter values under canonical names (e.g. to save a checkpoint). */
+  namedWeights(): Map<string, tf.Variable> {
+    return this.params;
+  }
+
+  /** Number of parameters. */
+  numParameters(): number {
+    let n = 0;
+    for (const v of this.params.values()) n += v.size;
+    return n;
+  }
+
+  dispose(): void {
+    for (const v of this.params.values()) v.dispose();
+    this.params.clear();
+  }
+}

@@ -1,0 +1,173 @@
+/**
+ * A Hugging Face tokenizer (`tokenizer.json` + optional `tokenizer_config.json`) with the
+ * truncation and padding that `transformers` applies on top of it.
+ *
+ * `@huggingface/tokenizers` gives normalisation, pre-tokenisation, the WordPiece/BPE model and the
+ * post-processor template, but neither truncation nor padding, so those two are here:
+ * - truncation runs on the sequences *before* the special tokens are added, leaving room for them
+ *   (as the Rust tokenizers do); for pairs it follows `longest_first`: the shorter sequence keeps
+ *   min(its length, ⌊budget/2⌋) tokens and the longer one gets the rest;
+ * - padding pads a batch to its longest row (or to max length) with the pad token, right side by
+ *   default (left for decoder LMs).
+ */
+import { Tokenizer } from '@huggingface/tokenizers';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { InputError } from '../util/errors.js';
+
+export interface EncodedText {
+  ids: number[];
+  typeIds: number[];
+}
+
+/** A padded batch, row-major [batch, seqLen]. */
+export interface TokenBatch {
+  inputIds: Int32Array;
+  attentionMask: Int32Array;
+  tokenTypeIds: Int32Array;
+  batch: number;
+  seqLen: number;
+}
+
+export interface BatchOptions {
+  /** Truncate each row to at most this many tokens, special tokens included. */
+  maxLength?: number;
+  /** `longest` (default): pad to the longest row; `max_length`: pad every row to maxLength. */
+  padding?: 'longest' | 'max_length';
+  padSide?: 'right' | 'left';
+}
+
+type TokenConfigValue = string | { content?: string } | null | undefined;
+
+function readJson(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new InputError(`cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, { file: path });
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new InputError(`not valid JSON: ${(e as Error).message}`, { file: path });
+  }
+}
+
+function tokenContent(v: TokenConfigValue): string | undefined {
+  if (typeof v === 'string') return v;
+  if (v && typeof v === 'object' && typeof v.content === 'string') return v.content;
+  return undefined;
+}
+
+export class HfTokenizer {
+  readonly padId: number;
+  /** Number of special tokens the post-processor adds to a single sequence / to a pair. */
+  readonly specialsSingle: number;
+  readonly specialsPair: number;
+  private readonly vocab: Map<string, number>;
+  private readonly unkId: number;
+
+  constructor(
+    private readonly tok: Tokenizer,
+    readonly config: Record<string, unknown>,
+    readonly source: string,
+  ) {
+    this.vocab = tok.get_vocab(true);
+    const unk = tokenContent(config.unk_token as TokenConfigValue);
+    this.unkId = (unk !== undefined ? this.vocab.get(unk) : undefined) ?? this.vocab.get('[UNK]') ?? this.vocab.get('<unk>') ?? 0;
+    const padName = tokenContent(config.pad_token as TokenConfigValue);
+    const pad = [padName, '[PAD]', '<pad>'].map((t) => (t !== undefined ? this.vocab.get(t) : undefined)).find((x) => x !== undefined);
+    this.padId = pad ?? (typeof config.pad_token_id === 'number' ? config.pad_token_id : 0);
+    this.specialsSingle = this.postProcess([], null).ids.length;
+    this.specialsPair = this.postProcess([], []).ids.length;
+  }
+
+  /** Loads `tokenizer.json` (required) and `tokenizer_config.json` (optional) from a model directory. */
+  static fromDir(dir: string): HfTokenizer {
+    const tj = join(dir, 'tokenizer.json');
+    if (!existsSync(tj)) {
+      throw new InputError(
+        'model directory has no tokenizer.json (a fast-tokenizer file is required; save it with `tokenizer.save_pretrained` or copy it from the base model)',
+        { file: dir },
+      );
+    }
+    const json = readJson(tj);
+    const cfgPath = join(dir, 'tokenizer_config.json');
+    const cfg = existsSync(cfgPath) ? (readJson(cfgPath) as Record<string, unknown>) : {};
+    let tok: Tokenizer;
+    try {
+      tok = new Tokenizer(json as object, cfg);
+    } catch (e) {
+      throw new InputError(`cannot build a tokenizer from it: ${(e as Error).message}`, { file: tj });
+    }
+    return new HfTokenizer(tok, cfg, tj);
+  }
+
+  /** Sub-word tokens of a text, without special tokens. */
+  tokenize(text: string): string[] {
+    return this.tok.tokenize(text, { add_special_tokens: false });
+  }
+
+  private toId(token: string): number {
+    return this.vocab.get(token) ?? this.unkId;
+  }
+
+  private postProcess(a: string[], b: string[] | null): EncodedText {
+    const out = this.tok.post_processor
+      ? this.tok.post_processor(a, b, true) as { tokens: string[]; token_type_ids?: number[] }
+      : { tokens: b ? [...a, ...b] : a };
+    const ids = out.tokens.map((t) => this.toId(t));
+    const typeIds = out.token_type_ids ?? ids.map(() => 0);
+    return { ids, typeIds };
+  }
+
+  /** Encodes a text or a text pair with special tokens, truncated to maxLength tokens in total. */
+  encode(text: string, pair?: string | null, maxLength?: number): EncodedText {
+    let a = this.tokenize(text);
+    let b = pair === undefined || pair === null ? null : this.tokenize(pair);
+    if (maxLength !== undefined) {
+      const budget = maxLength - (b ? this.specialsPair : this.specialsSingle);
+      if (budget < 0) throw new InputError(`max length ${maxLength} leaves no room for the ${b ? this.specialsPair : this.specialsSingle} special tokens`);
+      if (!b) {
+        if (a.length > budget) a = a.slice(0, budget);
+      } else if (a.length + b.length > budget) {
+        const aShorter = a.length <= b.length;
+        const short = Math.min(aShorter ? a.length : b.length, Math.floor(budget / 2));
+        const long = budget - short;
+        if (aShorter) {
+          a = a.slice(0, short);
+          b = b.slice(0, long);
+        } else {
+          a = a.slice(0, long);
+          b = b.slice(0, short);
+        }
+      }
+    }
+    return this.postProcess(a, b);
+  }
+
+  /** Encodes texts (or [text, pair] tuples) into one padded batch. */
+  encodeBatch(inputs: Array<string | [string, string]>, opts: BatchOptions = {}): TokenBatch {
+    const rows = inputs.map((x) => (typeof x === 'string' ? this.encode(x, null, opts.maxLength) : this.encode(x[0], x[1], opts.maxLength)));
+    return this.pad(rows, opts);
+  }
+
+  /** Pads already-encoded rows into a batch. */
+  pad(rows: EncodedText[], opts: BatchOptions = {}): TokenBatch {
+    const longest = rows.reduce((m, r) => Math.max(m, r.ids.length), 0);
+    const seqLen = opts.padding === 'max_length' && opts.maxLength !== undefined ? opts.maxLength : longest;
+    const batch = rows.length;
+    const inputIds = new Int32Array(batch * seqLen).fill(this.padId);
+    const attentionMask = new Int32Array(batch * seqLen);
+    const tokenTypeIds = new Int32Array(batch * seqLen);
+    rows.forEach((r, i) => {
+      const start = opts.padSide === 'left' ? seqLen - r.ids.length : 0;
+      for (let j = 0; j < r.ids.length; j++) {
+        inputIds[i * seqLen + start + j] = r.ids[j];
+        attentionMask[i * seqLen + start + j] = 1;
+        tokenTypeIds[i * seqLen + start + j] = r.typeIds[j];
+      }
+    });
+    return { inputIds, attentionMask, tokenTypeIds, batch, seqLen };
+  }
+}
