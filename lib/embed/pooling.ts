@@ -7,6 +7,10 @@
  * | `cls_avg`        | cls-last-avg    | (h[:, 0] + ΣMh/ΣM) / 2                                         |
  * | `avg`            | last-avg        | ΣMh / ΣM                                                      |
  * | `max`            | last-max        | max over tokens of M⊙h (padding counts as 0, as AnglE does)   |
+ *
+ * Note on `max`: because padded positions count as 0 (the reference behaviour, which the golden
+ * outputs confirm), a dimension whose real values are all negative pools to 0 when the sentence
+ * shares a batch with a longer one. Every other strategy is independent of the batch.
  * | `first_last_avg` | first-last-avg  | masked mean of (hidden_states[1] + hidden_states[-1]) / 2     |
  * | `last`           | last token      | h at the last real token (right padding) or position -1 (left) |
  */
@@ -80,8 +84,9 @@ export function pool(strategy: Pooling, input: PoolingInput): tf.Tensor2D {
       case 'last': {
         const [B, T, D] = h.shape;
         if (input.padSide === 'left') return tf.reshape(tf.slice(h, [0, T - 1, 0], [B, 1, D]), [B, D]) as tf.Tensor2D;
-        const lastIdx = tf.sub(tf.sum(tf.cast(input.attentionMask, 'int32'), 1), 1);
-        const flatIdx = tf.add(tf.mul(tf.range(0, B, 1, 'int32'), T), lastIdx);
+        const one = tf.scalar(1, 'int32');
+        const lastIdx = tf.sub(tf.sum(tf.cast(input.attentionMask, 'int32'), 1), one);
+        const flatIdx = tf.add(tf.mul(tf.range(0, B, 1, 'int32'), tf.scalar(T, 'int32')), lastIdx);
         return tf.gather(tf.reshape(h, [B * T, D]), flatIdx) as tf.Tensor2D;
       }
     }

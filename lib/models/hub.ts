@@ -1,0 +1,563 @@
+/**
+ * Hugging Face Hub downloads with a local cache (models now, datasets later).
+ *
+ *   resolveRepoFiles({ repo, files, optionalFiles?, repoType?, revision?, endpoint?, cacheDir?,
+ *                      offline?, token?, refresh?, verify?, onProgress? })
+ *     -> Promise<{ dir, files: Record<name, localPath>, commit? }>
+ *   isHubId(s) -> boolean          "org/name" or "name" shaped and not an existing local path
+ *   hubSettings(env?) -> { endpoint, cacheDir, offline, token? }   the huggingface_hub defaults
+ *   repoCacheDir(cacheDir, repo, repoType?) -> string              models--org--name
+ *
+ * Why plain `fetch` and not `@huggingface/hub` (v2.17): its `downloadFileToCacheDir` first calls
+ * the `/api/{type}s/{repo}/paths-info` endpoint, names the snapshot folder after the file's *last
+ * commit* (huggingface_hub uses the repo commit from `X-Repo-Commit`, so the two caches would
+ * diverge), writes no `refs/<revision>`, has no offline mode, no progress and logs through
+ * console. The Hub's download protocol is one request per file, so doing it here keeps the cache
+ * byte-for-byte compatible with Python's and lets any plain HTTP server (a mirror, a test server)
+ * stand in for the Hub.
+ *
+ * Protocol: `GET {endpoint}/{repo}/resolve/{revision}/{file}` (datasets: `/datasets/{repo}/...`).
+ * The Hub answers 200 (small git files) or a redirect to a CDN (LFS/Xet files; the Xet "LFS
+ * bridge" serves whole files this way). The Hub's own response carries `X-Repo-Commit` and
+ * `ETag`, or `X-Linked-Etag` / `X-Linked-Size` on the redirect. Redirects are followed by hand so
+ * those headers are seen, and the token is only sent to the endpoint's origin, never to a CDN.
+ *
+ * Cache layout (huggingface_hub's, so an existing Python cache is reused and vice versa):
+ *   {cacheDir}/models--org--name/blobs/<etag>                  file contents
+ *   {cacheDir}/models--org--name/snapshots/<commit>/<file>     relative symlink to the blob
+ *   {cacheDir}/models--org--name/refs/<revision>               the commit a branch/tag pointed at
+ *   {cacheDir}/models--org--name/.no_exist/<commit>/<file>     "this file is not in that commit"
+ *
+ * Caching policy: when every requested file is already in the snapshot that `refs/<revision>`
+ * names (or `revision` is a commit hash), no request is made at all: runs are reproducible and
+ * work without a network. Unlike huggingface_hub, a cached branch is therefore not re-checked for
+ * new commits; pass `refresh: true` to re-resolve the revision. When something is missing, the
+ * revision is resolved once and the rest of the files are fetched at that exact commit, so one
+ * call never mixes two commits.
+ *
+ * Downloads stream into a uniquely named `*.incomplete` file next to the blobs, are checked
+ * (length; sha256 for 64-hex LFS etags, git blob sha1 for 40-hex etags, unless `verify: false`),
+ * fsynced, and only then renamed into place; snapshot links are made under a temporary name and
+ * renamed too. On any failure the temporary file is removed, so no half-written file is left.
+ *
+ * Environment (read by hubSettings; explicit options win):
+ *   HF_ENDPOINT     default https://huggingface.co
+ *   HF_HUB_CACHE    else $HF_HOME/hub, else $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub
+ *   HF_HUB_OFFLINE  1/true/yes/on: never touch the network, resolve from the cache only
+ *   HF_TOKEN        else the file $HF_TOKEN_PATH, else $HF_HOME/token; sent as `Authorization: Bearer`
+ */
+import { createHash, randomBytes, type Hash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { copyFile, mkdir, open, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+
+import { InputError, UnavailableError } from '../util/errors.js';
+
+export type RepoType = 'model' | 'dataset';
+
+export interface ResolveRepoFilesOptions {
+  /** Hub id, "org/name" or "name". */
+  repo: string;
+  repoType?: RepoType;
+  /** Branch, tag or commit hash; default "main". */
+  revision?: string;
+  /** Files that must exist; a 404 is an error naming the file. */
+  files: string[];
+  /** Files used when present (e.g. tokenizer_config.json); a 404 just leaves them out. */
+  optionalFiles?: string[];
+  endpoint?: string;
+  cacheDir?: string;
+  offline?: boolean;
+  token?: string;
+  /** Re-resolve a branch/tag over the network even when the cache already holds its snapshot. */
+  refresh?: boolean;
+  /** Check downloaded bytes against the Hub's etag (sha256 / git sha1); default true. */
+  verify?: boolean;
+  /** Human-readable progress lines (one per downloaded file, periodic ones for big files). */
+  onProgress?: (msg: string) => void;
+}
+
+export interface ResolvedRepoFiles {
+  /** The snapshot directory `snapshots/<commit>` (the repo's cache folder if no commit is known). */
+  dir: string;
+  /** Requested file name -> local path, for every required file and each optional file found. */
+  files: Record<string, string>;
+  /** The commit the files come from. */
+  commit?: string;
+}
+
+export interface HubSettings {
+  endpoint: string;
+  cacheDir: string;
+  offline: boolean;
+  token?: string;
+}
+
+const DEFAULT_ENDPOINT = 'https://huggingface.co';
+const COMMIT_HASH = /^[0-9a-f]{40}$/;
+/** Files at least this big get periodic progress lines, not just the final one. */
+const PROGRESS_MIN_BYTES = 1 << 20;
+const PROGRESS_EVERY_MS = 5000;
+const MAX_REDIRECTS = 10;
+
+function nonEmpty(v: string | undefined): string | undefined {
+  return v !== undefined && v.trim() !== '' ? v.trim() : undefined;
+}
+
+function isTrue(v: string | undefined): boolean {
+  return ['1', 'true', 'yes', 'on'].includes((v ?? '').trim().toLowerCase());
+}
+
+function expandHome(p: string): string {
+  return p === '~' || p.startsWith('~/') ? join(homedir(), p.slice(1)) : p;
+}
+
+/** The settings huggingface_hub would derive from this environment. */
+export function hubSettings(env: NodeJS.ProcessEnv = process.env): HubSettings {
+  const xdg = nonEmpty(env.XDG_CACHE_HOME);
+  const hfHome = expandHome(nonEmpty(env.HF_HOME) ?? join(xdg ?? join(homedir(), '.cache'), 'huggingface'));
+  const cacheDir = expandHome(nonEmpty(env.HF_HUB_CACHE) ?? join(hfHome, 'hub'));
+  const endpoint = (nonEmpty(env.HF_ENDPOINT) ?? DEFAULT_ENDPOINT).replace(/\/+$/, '');
+  let token = nonEmpty(env.HF_TOKEN) ?? nonEmpty(env.HUGGING_FACE_HUB_TOKEN);
+  if (token === undefined) {
+    const tokenFile = expandHome(nonEmpty(env.HF_TOKEN_PATH) ?? join(hfHome, 'token'));
+    try {
+      token = nonEmpty(readFileSync(tokenFile, 'utf8'));
+    } catch {
+      /* no token file: anonymous access */
+    }
+  }
+  return { endpoint, cacheDir, offline: isTrue(env.HF_HUB_OFFLINE), token };
+}
+
+// One path part of a Hub id: word characters at both ends, '.', '-' inside (huggingface_hub's rule).
+const ID_PART = /^\w(?:[\w.-]*\w)?$/;
+
+function hubIdShaped(s: string): boolean {
+  const parts = s.split('/');
+  return (
+    s.length > 0 &&
+    s.length <= 96 &&
+    parts.length <= 2 &&
+    parts.every((p) => ID_PART.test(p)) &&
+    !s.includes('--') &&
+    !s.includes('..')
+  );
+}
+
+/** True when `s` looks like a Hub id ("org/name" or "name") and is not an existing local path. */
+export function isHubId(s: string): boolean {
+  return hubIdShaped(s) && !existsSync(s);
+}
+
+/** The repo's folder in the cache: `models--org--name` / `datasets--org--name`. */
+export function repoCacheDir(cacheDir: string, repo: string, repoType: RepoType = 'model'): string {
+  return join(cacheDir, `${repoType}s--${repo.split('/').join('--')}`);
+}
+
+function checkRelativeFile(file: string, repo: string): void {
+  const parts = file.split(/[\\/]/);
+  if (file === '' || file.startsWith('/') || /^[A-Za-z]:/.test(file) || parts.includes('..') || parts.includes('')) {
+    throw new InputError(`invalid file name ${JSON.stringify(file)} for repo ${repo}: expected a relative path inside the repo`);
+  }
+}
+
+function normalizeEtag(v: string | null): string | undefined {
+  if (!v) return undefined;
+  return v.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1') || undefined;
+}
+
+async function isFile(p: string): Promise<boolean> {
+  try {
+    return (await stat(p)).isFile(); // follows the snapshot symlink: a dangling link is "missing"
+  } catch {
+    return false;
+  }
+}
+
+function tmpSuffix(): string {
+  return `.${process.pid}.${randomBytes(6).toString('hex')}.incomplete`;
+}
+
+/** Writes a small file atomically (refs): temp file, then rename. */
+async function writeAtomic(path: string, content: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const tmp = path + tmpSuffix();
+  try {
+    await writeFile(tmp, content);
+    await rename(tmp, path);
+  } catch (e) {
+    await rm(tmp, { force: true });
+    throw e;
+  }
+}
+
+/** Points `pointer` at `blob` with a relative symlink (a copy where symlinks are not allowed). */
+async function linkIntoSnapshot(blob: string, pointer: string): Promise<void> {
+  await mkdir(dirname(pointer), { recursive: true });
+  const tmp = pointer + tmpSuffix();
+  try {
+    try {
+      await symlink(relative(dirname(pointer), blob), tmp);
+    } catch {
+      await copyFile(blob, tmp);
+    }
+    await rename(tmp, pointer);
+  } catch (e) {
+    await rm(tmp, { force: true });
+    throw e;
+  }
+}
+
+function formatBytes(n: number): string {
+  if (n < 1000) return `${n} B`;
+  const units = ['kB', 'MB', 'GB', 'TB'];
+  let v = n;
+  let i = -1;
+  do {
+    v /= 1000;
+    i++;
+  } while (v >= 1000 && i < units.length - 1);
+  return `${v.toFixed(1)} ${units[i]}`;
+}
+
+/** Per-call state: where things go, how to reach the Hub, and the commit once it is known. */
+interface Context {
+  repo: string;
+  repoType: RepoType;
+  revision: string;
+  endpoint: string;
+  token?: string;
+  storage: string;
+  verify: boolean;
+  commit?: string;
+  onProgress?: (msg: string) => void;
+}
+
+function describe(ctx: Context): string {
+  return `${ctx.repoType} repo ${ctx.repo} at revision ${ctx.revision}`;
+}
+
+function fileUrl(ctx: Context, revision: string, file: string): string {
+  const prefix = ctx.repoType === 'dataset' ? 'datasets/' : '';
+  const path = file.split('/').map(encodeURIComponent).join('/');
+  return `${ctx.endpoint}/${prefix}${ctx.repo}/resolve/${encodeURIComponent(revision)}/${path}`;
+}
+
+interface HubAnswer {
+  /** The last response of the redirect chain; its body is unread. */
+  res: Response;
+  url: string;
+  commit?: string;
+  etag?: string;
+  size?: number;
+  /** The Hub named a blob (X-Linked-Etag) that is already cached, so its CDN redirect was not followed. */
+  blobCached?: boolean;
+}
+
+/** GET a resolve URL, following redirects by hand to read the Hub's headers on the way. */
+async function hubGet(ctx: Context, url: string): Promise<HubAnswer> {
+  const origin = new URL(url).origin;
+  let current = url;
+  let commit: string | undefined;
+  let linkedEtag: string | undefined;
+  let hubEtag: string | undefined;
+  let linkedSize: number | undefined;
+  for (let hop = 0; ; hop++) {
+    const headers: Record<string, string> = { 'accept-encoding': 'identity', 'user-agent': 'angle-notebooks' };
+    // The token is for the Hub only; a CDN gets a signed URL and must not see it.
+    if (ctx.token && new URL(current).origin === origin) headers.authorization = `Bearer ${ctx.token}`;
+    let res: Response;
+    try {
+      res = await fetch(current, { headers, redirect: 'manual' });
+    } catch (e) {
+      const cause = e instanceof Error ? ((e.cause as Error | undefined)?.message ?? e.message) : String(e);
+      throw new UnavailableError(
+        `cannot reach ${current} for ${describe(ctx)}: ${cause}. ` +
+          'Set HF_HUB_OFFLINE=1 to use only the local cache, or HF_ENDPOINT for a mirror.',
+      );
+    }
+    const h = res.headers;
+    const c = h.get('x-repo-commit');
+    if (c) {
+      commit = c.trim();
+      hubEtag = normalizeEtag(h.get('etag'));
+    }
+    linkedEtag = normalizeEtag(h.get('x-linked-etag')) ?? linkedEtag;
+    const ls = h.get('x-linked-size');
+    if (ls && /^\d+$/.test(ls)) linkedSize = Number(ls);
+    const location = h.get('location');
+    if (res.status >= 300 && res.status < 400 && location) {
+      await res.body?.cancel();
+      // Content the cache already holds (e.g. unchanged between two commits) is not fetched again.
+      if (commit && linkedEtag && (await isFile(join(ctx.storage, 'blobs', linkedEtag)))) {
+        return { res, url: current, commit, etag: linkedEtag, size: linkedSize, blobCached: true };
+      }
+      if (hop >= MAX_REDIRECTS) throw new UnavailableError(`too many redirects from ${url}`);
+      current = new URL(location, current).toString();
+      continue;
+    }
+    const cl = h.get('content-length');
+    const encoded = (h.get('content-encoding') ?? 'identity') !== 'identity';
+    const size = linkedSize ?? (cl && /^\d+$/.test(cl) && !encoded ? Number(cl) : undefined);
+    // Prefer the Hub's linked etag (the LFS sha256), then the etag of the Hub's own response, and
+    // only then whatever the last server said.
+    const etag = linkedEtag ?? hubEtag ?? normalizeEtag(h.get('etag'));
+    return { res, url: current, commit, etag, size };
+  }
+}
+
+async function failure(ctx: Context, file: string, ans: HubAnswer): Promise<Error> {
+  const { res, url } = ans;
+  const code = res.headers.get('x-error-code') ?? '';
+  const serverMsg = (res.headers.get('x-error-message') ?? '').trim();
+  await res.body?.cancel();
+  const detail = `HTTP ${res.status}${code ? ` ${code}` : ''}${serverMsg ? `: ${serverMsg}` : ''}`;
+  if (res.status === 404) {
+    const what =
+      code === 'RepoNotFound'
+        ? `${ctx.repoType} repo ${ctx.repo} does not exist`
+        : code === 'RevisionNotFound'
+          ? `revision ${ctx.revision} does not exist in ${ctx.repoType} repo ${ctx.repo}`
+          : `file ${file} is not in ${describe(ctx)}`;
+    return new InputError(`${what} (${detail})`, { file: url });
+  }
+  if (res.status === 401 || res.status === 403) {
+    const hint = ctx.token
+      ? 'the token was rejected or has no access (gated repos need their terms accepted on the Hub)'
+      : 'the repo is private, gated or does not exist; set HF_TOKEN (or pass token) if you have access';
+    return new UnavailableError(`cannot download ${file} of ${describe(ctx)} from ${url}: ${detail}; ${hint}`);
+  }
+  return new UnavailableError(`cannot download ${file} of ${describe(ctx)} from ${url}: ${detail}`);
+}
+
+/** Streams a response body into `blob`, verified and atomically renamed. */
+async function downloadBlob(ctx: Context, file: string, ans: HubAnswer, blob: string): Promise<void> {
+  const { res, etag, size } = ans;
+  await mkdir(dirname(blob), { recursive: true });
+  const tmp = blob + tmpSuffix();
+  // Hub etags are content hashes: sha256 for LFS/Xet files, the git blob id for small files.
+  let hash: Hash | undefined;
+  if (ctx.verify && etag && /^[0-9a-f]{64}$/.test(etag)) hash = createHash('sha256');
+  else if (ctx.verify && etag && /^[0-9a-f]{40}$/.test(etag) && size !== undefined) {
+    hash = createHash('sha1').update(`blob ${size}\0`);
+  }
+  const name = `${ctx.repo}/${file}`;
+  const progress = ctx.onProgress;
+  const periodic = progress && (size === undefined || size >= PROGRESS_MIN_BYTES);
+  const line = (got: number) =>
+    size ? `${name}: ${formatBytes(got)} / ${formatBytes(size)} (${Math.floor((100 * got) / size)}%)` : `${name}: ${formatBytes(got)}`;
+  let got = 0;
+  const fh = await open(tmp, 'wx');
+  try {
+    if (periodic) progress(`downloading ${name}${size !== undefined ? ` (${formatBytes(size)})` : ''}`);
+    let lastTenth = 0;
+    let lastTime = Date.now();
+    if (res.body) {
+      for await (const chunk of res.body) {
+        const buf = chunk as Uint8Array;
+        await fh.write(buf);
+        hash?.update(buf);
+        got += buf.byteLength;
+        if (periodic && got !== size) {
+          const tenth = size ? Math.floor((10 * got) / size) : 0;
+          const now = Date.now();
+          if (tenth > lastTenth || now - lastTime >= PROGRESS_EVERY_MS) {
+            lastTenth = tenth;
+            lastTime = now;
+            progress(line(got));
+          }
+        }
+      }
+    }
+    await fh.sync();
+    await fh.close();
+    if (size !== undefined && got !== size) {
+      throw new UnavailableError(`download of ${file} from ${ans.url} was cut short: ${got} of ${size} bytes`);
+    }
+    if (hash) {
+      const digest = hash.digest('hex');
+      if (digest !== etag) {
+        throw new UnavailableError(
+          `download of ${file} from ${ans.url} is corrupt: content hash ${digest} differs from the Hub's etag ${etag}` +
+            ' (pass verify: false for a server whose etags are not content hashes)',
+        );
+      }
+    }
+    await rename(tmp, blob);
+    progress?.(`${line(got)}, done`);
+  } catch (e) {
+    await fh.close().catch(() => undefined);
+    await rm(tmp, { force: true });
+    await res.body?.cancel().catch(() => undefined);
+    if (e instanceof InputError || e instanceof UnavailableError) throw e;
+    const msg = e instanceof Error ? ((e.cause as Error | undefined)?.message ?? e.message) : String(e);
+    throw new UnavailableError(`download of ${file} of ${describe(ctx)} from ${ans.url} failed: ${msg}`);
+  }
+}
+
+function snapshotPath(ctx: Context, commit: string, file: string): string {
+  return join(ctx.storage, 'snapshots', commit, file);
+}
+
+function noExistPath(ctx: Context, commit: string, file: string): string {
+  return join(ctx.storage, '.no_exist', commit, file);
+}
+
+/** The commit the cache knows for this revision, without the network. */
+async function cachedCommit(ctx: Context): Promise<string | undefined> {
+  if (COMMIT_HASH.test(ctx.revision)) return ctx.revision;
+  try {
+    const c = (await readFile(join(ctx.storage, 'refs', ctx.revision), 'utf8')).trim();
+    return COMMIT_HASH.test(c) ? c : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+interface CacheLookup {
+  files: Record<string, string>;
+  /** Required files not in the snapshot. */
+  missing: string[];
+  /** Optional files neither in the snapshot nor recorded as absent. */
+  unknownOptional: string[];
+}
+
+async function lookInCache(ctx: Context, commit: string, files: string[], optional: string[]): Promise<CacheLookup> {
+  const out: CacheLookup = { files: {}, missing: [], unknownOptional: [] };
+  for (const f of files) {
+    const p = snapshotPath(ctx, commit, f);
+    if (await isFile(p)) out.files[f] = p;
+    else out.missing.push(f);
+  }
+  for (const f of optional) {
+    const p = snapshotPath(ctx, commit, f);
+    if (await isFile(p)) out.files[f] = p;
+    else if (!existsSync(noExistPath(ctx, commit, f))) out.unknownOptional.push(f);
+  }
+  return out;
+}
+
+/** Makes sure `file` is in the snapshot of ctx.commit (resolving the commit if still unknown). */
+async function obtain(ctx: Context, file: string, optional: boolean): Promise<string | undefined> {
+  if (ctx.commit) {
+    const p = snapshotPath(ctx, ctx.commit, file);
+    if (await isFile(p)) return p;
+    if (optional && existsSync(noExistPath(ctx, ctx.commit, file))) return undefined;
+  }
+  // Pin every request after the first to the commit the first one resolved.
+  const ans = await hubGet(ctx, fileUrl(ctx, ctx.commit ?? ctx.revision, file));
+  if (!ans.res.ok && !ans.blobCached) {
+    if (ans.res.status === 404 && ans.commit && ans.res.headers.get('x-error-code') === 'EntryNotFound') {
+      ctx.commit ??= ans.commit;
+      // Remember the absence, as huggingface_hub does, so the next call needs no request.
+      await mkdir(dirname(noExistPath(ctx, ans.commit, file)), { recursive: true });
+      await writeFile(noExistPath(ctx, ans.commit, file), '');
+    }
+    if (optional && ans.res.status === 404) {
+      await ans.res.body?.cancel();
+      return undefined;
+    }
+    throw await failure(ctx, file, ans);
+  }
+  if (!ans.commit || !ans.etag) {
+    await ans.res.body?.cancel();
+    throw new UnavailableError(
+      `${ans.url} answered without ${!ans.commit ? 'X-Repo-Commit' : 'an ETag'}: ${ctx.endpoint} does not look like a Hugging Face Hub ` +
+        '(check HF_ENDPOINT and any proxy in between)',
+    );
+  }
+  if (!/^[\w.-]+$/.test(ans.etag) || !COMMIT_HASH.test(ans.commit)) {
+    await ans.res.body?.cancel();
+    throw new UnavailableError(`${ans.url} answered with an unusable commit ${ans.commit} or etag ${ans.etag}`);
+  }
+  ctx.commit ??= ans.commit;
+  const pointer = snapshotPath(ctx, ans.commit, file);
+  const blob = join(ctx.storage, 'blobs', ans.etag);
+  if (await isFile(blob)) {
+    await ans.res.body?.cancel(); // same content already cached under another revision
+  } else {
+    await downloadBlob(ctx, file, ans, blob);
+  }
+  if (!(await isFile(pointer))) await linkIntoSnapshot(blob, pointer);
+  return pointer;
+}
+
+/**
+ * Downloads (or finds in the cache) the named files of a Hub repo. See the file header for the
+ * protocol, the cache layout and the environment variables.
+ */
+export async function resolveRepoFiles(opts: ResolveRepoFilesOptions): Promise<ResolvedRepoFiles> {
+  const repoType = opts.repoType ?? 'model';
+  if (repoType !== 'model' && repoType !== 'dataset') {
+    throw new InputError(`unknown repoType ${JSON.stringify(repoType)}: expected "model" or "dataset"`);
+  }
+  if (!hubIdShaped(opts.repo)) {
+    throw new InputError(`${JSON.stringify(opts.repo)} is not a Hub repo id: expected "org/name" or "name"`);
+  }
+  const revision = opts.revision ?? 'main';
+  if (revision === '' || revision.split('/').some((p) => p === '' || p === '.' || p === '..')) {
+    throw new InputError(`invalid revision ${JSON.stringify(revision)} for ${repoType} repo ${opts.repo}`);
+  }
+  const files = [...new Set(opts.files)];
+  const optional = [...new Set(opts.optionalFiles ?? [])].filter((f) => !files.includes(f));
+  for (const f of [...files, ...optional]) checkRelativeFile(f, opts.repo);
+
+  // Only consult the environment for what the caller left out (reading it touches the token file).
+  const needEnv = opts.endpoint === undefined || opts.cacheDir === undefined || opts.offline === undefined || opts.token === undefined;
+  const env = needEnv ? hubSettings() : undefined;
+  const cacheDir = opts.cacheDir ?? env!.cacheDir;
+  const ctx: Context = {
+    repo: opts.repo,
+    repoType,
+    revision,
+    endpoint: (opts.endpoint ?? env!.endpoint).replace(/\/+$/, ''),
+    token: opts.token ?? env!.token,
+    storage: repoCacheDir(cacheDir, opts.repo, repoType),
+    verify: opts.verify ?? true,
+    onProgress: opts.onProgress,
+  };
+  const offline = opts.offline ?? env!.offline;
+
+  const known = await cachedCommit(ctx);
+  if (offline) {
+    if (!known) {
+      throw new UnavailableError(
+        `offline (HF_HUB_OFFLINE): cannot resolve ${[...files, ...optional].join(', ')} of ${describe(ctx)}:` +
+          ` the revision is not in the cache ${cacheDir} (no refs/${revision})`,
+      );
+    }
+    const hit = await lookInCache(ctx, known, files, optional);
+    if (hit.missing.length > 0) {
+      throw new UnavailableError(
+        `offline (HF_HUB_OFFLINE): ${hit.missing.join(', ')} of ${describe(ctx)} (commit ${known}) is not cached in ${cacheDir}`,
+      );
+    }
+    return { dir: join(ctx.storage, 'snapshots', known), files: hit.files, commit: known };
+  }
+
+  if (known && !opts.refresh) {
+    const hit = await lookInCache(ctx, known, files, optional);
+    if (hit.missing.length === 0 && hit.unknownOptional.length === 0) {
+      return { dir: join(ctx.storage, 'snapshots', known), files: hit.files, commit: known };
+    }
+  }
+
+  if (COMMIT_HASH.test(revision)) ctx.commit = revision;
+  // Ask first for a file the cache lacks: that request resolves the commit, and files already in
+  // that commit's snapshot then need no request at all.
+  const inKnown = (f: string) => known !== undefined && existsSync(snapshotPath(ctx, known, f));
+  const byNeed = (list: string[]) => [...list.filter((f) => !inKnown(f)), ...list.filter(inKnown)];
+  const out: Record<string, string> = {};
+  for (const f of byNeed(files)) out[f] = (await obtain(ctx, f, false))!;
+  for (const f of byNeed(optional)) {
+    const p = await obtain(ctx, f, true);
+    if (p !== undefined) out[f] = p;
+  }
+  const commit = ctx.commit;
+  if (commit && commit !== revision && commit !== known) {
+    await writeAtomic(join(ctx.storage, 'refs', revision), commit);
+  }
+  return { dir: commit ? join(ctx.storage, 'snapshots', commit) : ctx.storage, files: out, commit };
+}
