@@ -14,7 +14,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 
+import { initBackend } from '../lib/backend/index.js';
 import { hubSettings, isHubId, repoCacheDir, resolveRepoFiles } from '../lib/models/hub.js';
+import { loadModel } from '../lib/models/load.js';
 import { InputError, UnavailableError } from '../lib/util/errors.js';
 
 const MODEL_FILES = ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'vocab.txt'];
@@ -131,12 +133,12 @@ async function startFakeHub(): Promise<FakeHub> {
   };
 }
 
-function loadModel(dir: string): Record<string, Buffer> {
+function modelFiles(dir: string): Record<string, Buffer> {
   return Object.fromEntries(MODEL_FILES.map((f) => [f, readFileSync(join(dir, f))]));
 }
 
 function modelRepo(dir: string, extra: Partial<FakeRepo> = {}): FakeRepo {
-  return { refs: { main: COMMIT_A }, files: loadModel(dir), lfs: new Set(['model.safetensors']), ...extra };
+  return { refs: { main: COMMIT_A }, files: modelFiles(dir), lfs: new Set(['model.safetensors']), ...extra };
 }
 
 /** Every path under `dir` (files and links), relative, sorted. */
@@ -442,4 +444,31 @@ test('bad arguments are input errors', async () => {
   await assert.rejects(resolveRepoFiles({ ...base, repo: 'a/b/c', files: ['x'] }), InputError);
   await assert.rejects(resolveRepoFiles({ ...base, repo: 'a/b', files: ['../x'] }), InputError);
   await assert.rejects(resolveRepoFiles({ ...base, repo: 'a/b', files: ['x'], revision: '../main' }), InputError);
+});
+
+test('loadModel(hub id) downloads through the server, then loads offline from the cache', async (t) => {
+  const env = await setup(t);
+  if (!env) return;
+  const { hub, cacheDir, model } = env;
+  await initBackend('cpu', { quiet: true });
+  hub.repos.set('model:test-org/bert-tiny', modelRepo(model));
+  const hubOpts = { endpoint: hub.endpoint, cacheDir, offline: false, token: '' };
+  const fromHub = await loadModel('test-org/bert-tiny', { hub: hubOpts });
+  const local = await loadModel(model);
+  try {
+    assert.equal(fromHub.source, 'hub');
+    assert.equal(fromHub.commit, COMMIT_A);
+    assert.equal(fromHub.weightsSha256, local.weightsSha256);
+    const batch = local.tokenizer.encodeBatch(['a girl is styling her hair .', 'a man is playing a guitar .']);
+    assert.deepEqual(fromHub.tokenizer.encodeBatch(['a girl is styling her hair .', 'a man is playing a guitar .']), batch);
+    assert.deepEqual(fromHub.model.forward(batch).lastHiddenState.dataSync(), local.model.forward(batch).lastHiddenState.dataSync());
+  } finally {
+    fromHub.model.dispose();
+    local.model.dispose();
+  }
+  hub.requests.length = 0;
+  const offline = await loadModel('test-org/bert-tiny', { hub: { ...hubOpts, offline: true } });
+  offline.model.dispose();
+  assert.equal(hub.requests.length, 0, 'offline load makes no request');
+  await assert.rejects(loadModel('test-org/not-there', { hub: hubOpts }), /test-org\/not-there/);
 });

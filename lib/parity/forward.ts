@@ -37,7 +37,7 @@ function computeOutputs(m: LoadedModel, batch: TokenBatch, keys: string[]): Map<
   tf.tidy(() => {
     const o = m.model.forward(batch, { outputHiddenStates: true });
     const mask = tf.tensor2d(batch.attentionMask, [batch.batch, batch.seqLen], 'int32');
-    for (const key of keys) {
+    for (const key of keys.filter(isKnownOutput)) {
       let t: tf.Tensor | undefined;
       if (key === 'last_hidden_state') t = o.lastHiddenState;
       else if (key === 'pooler_output') t = o.poolerOutput;
