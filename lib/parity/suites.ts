@@ -6,9 +6,10 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ParityCheck } from './check.js';
+import { checkLossesGolden } from '../losses/golden.js';
 import { checkForwardGolden } from './forward.js';
 
-export const GOLDEN_SUITE_NAMES = ['forward'] as const;
+export const GOLDEN_SUITE_NAMES = ['forward', 'losses'] as const;
 export type GoldenSuiteName = (typeof GOLDEN_SUITE_NAMES)[number];
 
 export interface GoldenSuite {
@@ -30,6 +31,7 @@ function needsFile(goldenDir: string, file: string, name: string, run: () => Pro
 export function goldenSuites(o: GoldenSuiteOptions): GoldenSuite[] {
   const all: GoldenSuite[] = [
     { name: 'forward', run: needsFile(o.goldenDir, 'forward.safetensors', 'forward', () => checkForwardGolden(o.goldenDir)) },
+    { name: 'losses', run: needsFile(o.goldenDir, 'losses.json', 'losses', () => checkLossesGolden(o.goldenDir)) },
   ];
   return all.filter((s) => !o.only || o.only.includes(s.name));
 }
