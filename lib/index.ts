@@ -22,3 +22,5 @@ export type { Embeddings, SentenceEncoder } from './embed/types.js';
 
 export { type ParityCheck } from './parity/check.js';
 export { goldenSuites, GOLDEN_SUITE_NAMES } from './parity/suites.js';
+
+export * from './notebook/index.js';

@@ -1,0 +1,110 @@
+/**
+ * Notebook presets: named sets of environment defaults the notebook runner applies before it
+ * starts a notebook (explicit environment variables always win; the runner records the preset in
+ * ANGLE_PRESET). Notebooks read the effect through notebookSettings() and can show the table with
+ * `showTable(presetTable())`; docs/jupyter.md repeats it.
+ */
+import { readdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { InputError } from '../util/errors.js';
+import type { SimpleTable } from './display.js';
+
+/** The model the papers fine-tune (AnglE-BERT, SimCSE): the default when nothing else is chosen. */
+export const PAPER_MODEL = 'google-bert/bert-base-uncased';
+
+export const PRESET_NAMES = ['smoke', 'paper'] as const;
+export type PresetName = (typeof PRESET_NAMES)[number];
+
+export interface Preset {
+  name: PresetName;
+  /** What the preset is for, in a sentence. */
+  purpose: string;
+  /** Whether it reads a shared directory (data/ and golden/) instead of the Hub. */
+  needsShared: boolean;
+  /** The variables it sets, with their values described (placeholders in angle brackets). */
+  sets: Record<string, string>;
+}
+
+export const NOTEBOOK_PRESETS: readonly Preset[] = [
+  {
+    name: 'smoke',
+    purpose: 'minutes on a CPU without the Hub: the tiny random-initialised golden BERT and local data copies',
+    needsShared: true,
+    sets: {
+      ANGLE_DATA_DIR: '<shared>/data',
+      ANGLE_GOLDEN_DIR: '<first directory under <shared>/golden with a model/ subdirectory>',
+      ANGLE_MODEL: '<ANGLE_GOLDEN_DIR>/model',
+    },
+  },
+  {
+    name: 'paper',
+    purpose: "the papers' setting: bert-base-uncased, model and data from the Hugging Face Hub (a GPU host)",
+    needsShared: false,
+    sets: { ANGLE_MODEL: PAPER_MODEL },
+  },
+];
+
+export function isPresetName(name: string): name is PresetName {
+  return (PRESET_NAMES as readonly string[]).includes(name);
+}
+
+export function presetByName(name: string): Preset {
+  const p = NOTEBOOK_PRESETS.find((q) => q.name === name);
+  if (!p) throw new InputError(`unknown preset ${JSON.stringify(name)}; expected one of: ${PRESET_NAMES.join(', ')}`);
+  return p;
+}
+
+/** The first directory (by name) under `goldenRoot` that holds a model/ subdirectory. */
+export function findGoldenDir(goldenRoot: string): string {
+  let names: string[];
+  try {
+    names = readdirSync(goldenRoot).sort();
+  } catch {
+    throw new InputError('expected a golden/ directory of reference runs', { file: goldenRoot });
+  }
+  for (const name of names) {
+    const dir = join(goldenRoot, name);
+    if (isDirectory(join(dir, 'model'))) return dir;
+  }
+  throw new InputError('no directory here has a model/ subdirectory', { file: goldenRoot });
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The variables preset `name` sets (paths absolute; ANGLE_PRESET is the runner's). `shared` is the
+ * shared directory (data/, golden/); presets with `needsShared` throw an InputError without it.
+ */
+export function presetVariables(name: PresetName, shared?: string): Record<string, string> {
+  switch (name) {
+    case 'smoke': {
+      if (shared === undefined) throw new InputError('the smoke preset needs a shared directory (data/ and golden/)');
+      const root = resolve(shared);
+      if (!isDirectory(root)) throw new InputError('expected the shared directory (data/ and golden/)', { file: root });
+      const golden = findGoldenDir(join(root, 'golden'));
+      return { ANGLE_DATA_DIR: join(root, 'data'), ANGLE_GOLDEN_DIR: golden, ANGLE_MODEL: join(golden, 'model') };
+    }
+    case 'paper':
+      return { ANGLE_MODEL: PAPER_MODEL };
+  }
+}
+
+/** The preset table, for a notebook (showTable) or docs. */
+export function presetTable(): SimpleTable {
+  return {
+    columns: ['preset', 'for', 'sets'],
+    rows: NOTEBOOK_PRESETS.map((p) => [
+      p.name,
+      p.purpose,
+      Object.entries(p.sets)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(', '),
+    ]),
+  };
+}
