@@ -1,0 +1,162 @@
+/**
+ * Binary sentence-pair data sets (label 1 = paraphrase / duplicate / entailment), evaluated as
+ * "STS with 0/1 gold" by Spearman between cosine and label:
+ *
+ * - MRPC test: `mrpc/msr_paraphrase_test.txt` (GLUE's test.tsv has no labels); dev/train: GLUE tsv.
+ * - QNLI dev: `qnli/dev.tsv` (label `entailment` -> 1, `not_entailment` -> 0).
+ * - QQP dev: `qqp/dev.tsv` (`is_duplicate`).
+ * - GitHub Issues: `github-issues/<split>.jsonl` with `text1`, `text2`, `label`.
+ *
+ * Columns are found by header name, so a re-ordered export still loads; a missing column, a row
+ * with too few fields or a bad label is an InputError naming file and line.
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { InputError } from '../util/errors.js';
+import { datasetDir, datasetFile } from './paths.js';
+import { DATASETS, type BinaryTaskName } from './registry.js';
+import type { LoadOptions, ScoredPair } from './sts.js';
+import { parseBinaryLabel, pyFileLines, readText } from './text.js';
+
+export interface BinarySet {
+  task: BinaryTaskName;
+  split: string;
+  /** `score` is the 0/1 label. */
+  pairs: ScoredPair[];
+  files: string[];
+}
+
+interface TsvSpec {
+  a: string;
+  b: string;
+  label: string;
+  labelNames?: Record<string, 0 | 1>;
+  what: string;
+}
+
+/** Reads a tab-separated file with a header line, picking the columns by name. */
+export function loadBinaryTsv(file: string, task: BinaryTaskName, split: string, spec: TsvSpec): BinarySet {
+  const lines = pyFileLines(readText(file, spec.what));
+  const header = lines[0].split('\t').map((h) => h.trim());
+  const col = (name: string): number => {
+    const i = header.indexOf(name);
+    if (i < 0) {
+      throw new InputError(`header has no column '${name}' (missing column): expected ${spec.what}; found ${header.join(', ')}`, {
+        file,
+        line: 1,
+      });
+    }
+    return i;
+  };
+  const ia = col(spec.a);
+  const ib = col(spec.b);
+  const il = col(spec.label);
+  const need = Math.max(ia, ib, il) + 1;
+  const pairs: ScoredPair[] = [];
+  for (let i = 1; i < lines.length; i++) {
+    const where = { file, line: i + 1 };
+    if (lines[i] === '') continue;
+    const f = lines[i].split('\t');
+    if (f.length < need) {
+      throw new InputError(`expected ${header.length} tab-separated columns (${header.join(', ')}), found ${f.length} (missing column)`, where);
+    }
+    const score = parseBinaryLabel(f[il], where, spec.labelNames);
+    pairs.push({ a: f[ia], b: f[ib], score, source: where });
+  }
+  if (pairs.length === 0) throw new InputError(`no data rows after the header line`, { file, line: 2 });
+  return { task, split, pairs, files: [file] };
+}
+
+/** Reads JSON lines with `text1`, `text2`, `label` (GitHub Issues export). */
+export function loadBinaryJsonl(file: string, task: BinaryTaskName, split: string): BinarySet {
+  const lines = pyFileLines(readText(file, 'JSON lines with text1, text2 and a 0/1 label'));
+  const pairs: ScoredPair[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const where = { file, line: i + 1 };
+    if (lines[i].trim() === '') continue;
+    let o: unknown;
+    try {
+      o = JSON.parse(lines[i]);
+    } catch (e) {
+      throw new InputError(`expected a JSON object per line: ${(e as Error).message}`, where);
+    }
+    const r = o as Record<string, unknown>;
+    for (const k of ['text1', 'text2', 'label']) {
+      if (r === null || typeof r !== 'object' || !(k in r)) throw new InputError(`missing field '${k}' (expected text1, text2, label)`, where);
+    }
+    if (typeof r.text1 !== 'string' || typeof r.text2 !== 'string') throw new InputError(`text1 and text2 must be strings`, where);
+    const score = parseBinaryLabel(String(r.label), where);
+    pairs.push({ a: r.text1, b: r.text2, score, source: where });
+  }
+  if (pairs.length === 0) throw new InputError(`no data rows`, { file, line: 1 });
+  return { task, split, pairs, files: [file] };
+}
+
+const MRPC_SPEC: TsvSpec = {
+  a: '#1 String',
+  b: '#2 String',
+  label: 'Quality',
+  what: 'MSR paraphrase rows: Quality, #1 ID, #2 ID, #1 String, #2 String',
+};
+
+/** MRPC: `test` = labelled msr_paraphrase_test.txt (1725 pairs); `dev`/`train` = GLUE tsv. */
+export function loadMrpc(split: 'test' | 'dev' | 'train' = 'test', opts: LoadOptions = {}): BinarySet {
+  return loadBinaryTsv(datasetFile('MRPC', split, opts.dataDir), 'MRPC', split, MRPC_SPEC);
+}
+
+/** QNLI validation (GLUE dev.tsv); the GLUE test split has no labels. */
+export function loadQnli(split: 'dev' = 'dev', opts: LoadOptions = {}): BinarySet {
+  return loadBinaryTsv(datasetFile('QNLI', split, opts.dataDir), 'QNLI', split, {
+    a: 'question',
+    b: 'sentence',
+    label: 'label',
+    labelNames: { entailment: 1, not_entailment: 0 },
+    what: 'GLUE QNLI rows: index, question, sentence, label',
+  });
+}
+
+/** QQP validation (GLUE dev.tsv). */
+export function loadQqp(split: 'dev' = 'dev', opts: LoadOptions = {}): BinarySet {
+  return loadBinaryTsv(datasetFile('QQP', split, opts.dataDir), 'QQP', split, {
+    a: 'question1',
+    b: 'question2',
+    label: 'is_duplicate',
+    what: 'GLUE QQP rows: id, qid1, qid2, question1, question2, is_duplicate',
+  });
+}
+
+/** GitHub Issues Similarity, from a JSON-lines export of the Hub's parquet files. */
+export function loadGithubIssues(split: 'test' | 'valid' | 'train' = 'test', opts: LoadOptions = {}): BinarySet {
+  const entry = DATASETS.GitHubIssues;
+  const dir = datasetDir('GitHubIssues', opts.dataDir);
+  const jsonl = join(dir, entry.files[split] ?? `${split}.jsonl`);
+  if (!existsSync(jsonl) && existsSync(dir)) {
+    const parquet = readdirSync(dir, { recursive: true })
+      .map(String)
+      .filter((f) => f.endsWith('.parquet'));
+    if (parquet.length > 0) {
+      throw new InputError(
+        `GitHubIssues ${split}: found parquet files (${parquet.join(', ')}) but no ${split}.jsonl; ` +
+          'this loader reads JSON lines {"text1","text2","label"}: export the parquet split to that file',
+        { file: jsonl },
+      );
+    }
+  }
+  return loadBinaryJsonl(datasetFile('GitHubIssues', split, opts.dataDir), 'GitHubIssues', split);
+}
+
+/** The labelled evaluation split each binary task uses (MRPC test, the others their validation). */
+export function loadBinaryTask(task: BinaryTaskName, opts: LoadOptions = {}): BinarySet {
+  switch (task) {
+    case 'MRPC':
+      return loadMrpc('test', opts);
+    case 'QNLI':
+      return loadQnli('dev', opts);
+    case 'QQP':
+      return loadQqp('dev', opts);
+    case 'GitHubIssues':
+      return loadGithubIssues('test', opts);
+    default:
+      throw new InputError(`unknown binary task '${String(task)}'`);
+  }
+}

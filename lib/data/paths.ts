@@ -1,0 +1,49 @@
+import { existsSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { InputError } from '../util/errors.js';
+import { DATASETS, type DatasetId } from './registry.js';
+
+/**
+ * The data root: the argument, else ANGLE_DATA_DIR. lib/ never bakes a path in, so with
+ * neither there is nothing to guess and we say what to do.
+ */
+export function resolveDataDir(dataDir?: string): string {
+  const dir = dataDir?.trim() || process.env.ANGLE_DATA_DIR?.trim();
+  if (!dir) {
+    throw new InputError(
+      'no data directory: pass dataDir or set ANGLE_DATA_DIR to a folder laid out as in lib/data/registry.ts ' +
+        '(sts/STS12-en-test/..., stsb/sts-test.csv, sick/SICK_test_annotated.txt, mrpc/, qnli/, flickr30k/)',
+    );
+  }
+  const abs = resolve(dir);
+  if (!existsSync(abs) || !statSync(abs).isDirectory()) {
+    throw new InputError(`data directory does not exist or is not a directory`, { file: abs });
+  }
+  return abs;
+}
+
+/** Absolute path of a data set's folder under the data root. */
+export function datasetDir(id: DatasetId, dataDir?: string): string {
+  return join(resolveDataDir(dataDir), DATASETS[id].localDir);
+}
+
+/**
+ * Absolute path of one of a data set's files; a missing file is an InputError naming the data
+ * set, the split and where it was looked for.
+ */
+export function datasetFile(id: DatasetId, split: string, dataDir?: string, fileName?: string): string {
+  const entry = DATASETS[id];
+  const name = fileName ?? entry.files[split];
+  if (name === undefined) {
+    throw new InputError(`${id} has no split '${split}': expected one of ${Object.keys(entry.files).join(', ')}`);
+  }
+  const file = join(datasetDir(id, dataDir), name);
+  if (!existsSync(file)) {
+    throw new InputError(
+      `${id} ${split}: missing file ${name} (expected under <dataDir>/${entry.localDir}/; ` +
+        `source: Hub dataset ${entry.hub.repo}, ${entry.hub.file}${entry.hub.archivePath ? ` -> ${entry.hub.archivePath}/` : ''})`,
+      { file },
+    );
+  }
+  return file;
+}
