@@ -69,7 +69,7 @@ const report = (set: string, c: ParityCheck) => {
 };
 for (const dir of goldenSets(goldenArg)) {
   const set = dir.split('/').pop()!;
-  for (const suite of goldenSuites({ goldenDir: dir, dataDir: values.data ?? process.env.ANGLE_DATA_DIR, only })) {
+  for (const suite of goldenSuites({ goldenDir: dir, dataDir: values.data ?? process.env.ANGLE_DATA_DIR, only, log: (l) => console.error(`     ${l}`) })) {
     const t0 = Date.now();
     try {
       for (const c of await suite.run()) report(set, c);

@@ -1,16 +1,16 @@
 /**
- * The sentence encoder: texts -> tokenise -> BERT -> pooling -> one float32 row per text.
+ * Sentence encoders over a BERT: texts -> tokenise -> BERT -> pooling -> one float32 row per text.
  *
  * Texts are tokenised once, sorted by length (longest first, so the first batch shows the worst
  * memory case and padding waste is minimal), embedded in batches without gradients, and put back
- * in input order. Results equal embedding each text alone: padding is masked everywhere.
+ * in input order. Several pooling strategies can come out of one forward pass (`BertEmbedder`),
+ * which is how the evaluation compares `cls` and `avg` at the price of one.
  */
 import { tf } from '../backend/index.js';
 import type { BertModel } from '../models/bert.js';
 import type { HfTokenizer } from '../models/tokenizer.js';
 import { Progress } from '../util/progress.js';
-import { needsHiddenStates, parsePooling, type Pooling } from './pooling.js';
-import { pool } from './pooling.js';
+import { needsHiddenStates, parsePooling, pool, type Pooling } from './pooling.js';
 import type { EncodeOptions, Embeddings, SentenceEncoder } from './types.js';
 
 export interface BertEncoderOptions {
@@ -29,16 +29,15 @@ export interface ModelAndTokenizer {
   tokenizer: HfTokenizer;
 }
 
-export class BertSentenceEncoder implements SentenceEncoder {
-  readonly pooling: Pooling;
+/** Embeds texts with one or more pooling strategies from a single forward pass per batch. */
+export class BertEmbedder {
   readonly maxLength: number;
   readonly batchSize: number;
 
   constructor(
     private readonly m: ModelAndTokenizer,
-    private readonly opts: BertEncoderOptions = {},
+    private readonly opts: Omit<BertEncoderOptions, 'pooling'> = {},
   ) {
-    this.pooling = parsePooling(opts.pooling ?? 'cls');
     this.maxLength = opts.maxLength ?? m.model.config.maxPositions;
     this.batchSize = opts.batchSize ?? 64;
     if (!Number.isInteger(this.batchSize) || this.batchSize < 1) throw new RangeError(`batchSize must be a positive integer, got ${opts.batchSize}`);
@@ -48,32 +47,90 @@ export class BertSentenceEncoder implements SentenceEncoder {
     return this.m.model.config.hiddenSize;
   }
 
-  async encode(texts: string[], opts: EncodeOptions = {}): Promise<Embeddings> {
+  async embed(texts: string[], poolings: readonly Pooling[], opts: EncodeOptions = {}): Promise<Map<Pooling, Embeddings>> {
     const dim = this.dim;
-    const out = new Float32Array(texts.length * dim);
+    const out = new Map<Pooling, Embeddings>(poolings.map((p) => [p, { data: new Float32Array(texts.length * dim), rows: texts.length, dim }]));
     const encoded = texts.map((t, i) => {
       if (typeof t !== 'string') throw new TypeError(`text ${i} is ${typeof t}, expected a string`);
       return this.m.tokenizer.encode(t, null, this.maxLength);
     });
     const order = encoded.map((_, i) => i).sort((a, b) => encoded[b].ids.length - encoded[a].ids.length || a - b);
     const show = opts.progress ?? texts.length >= (this.opts.progressThreshold ?? 2000);
-    const progress = new Progress({ label: `embedding (${this.pooling})`, total: texts.length, unit: 'texts', enabled: show });
-    const hidden = needsHiddenStates(this.pooling);
+    const progress = new Progress({ label: `embedding (${poolings.join(', ')})`, total: texts.length, unit: 'texts', enabled: show });
+    const hidden = poolings.some(needsHiddenStates);
     for (let s = 0; s < order.length; s += this.batchSize) {
       const idx = order.slice(s, s + this.batchSize);
       const batch = this.m.tokenizer.pad(idx.map((i) => encoded[i]));
       const pooled = tf.tidy(() => {
         const o = this.m.model.forward(batch, { training: false, outputHiddenStates: hidden });
         const mask = tf.tensor2d(batch.attentionMask, [batch.batch, batch.seqLen], 'int32');
-        return pool(this.pooling, { lastHiddenState: o.lastHiddenState, hiddenStates: o.hiddenStates, attentionMask: mask });
+        return poolings.map((p) => pool(p, { lastHiddenState: o.lastHiddenState, hiddenStates: o.hiddenStates, attentionMask: mask }));
       });
-      const values = (await pooled.data()) as Float32Array;
-      pooled.dispose();
-      idx.forEach((orig, r) => out.set(values.subarray(r * dim, (r + 1) * dim), orig * dim));
+      for (let k = 0; k < poolings.length; k++) {
+        const values = (await pooled[k].data()) as Float32Array;
+        const dest = out.get(poolings[k])!.data;
+        idx.forEach((orig, r) => dest.set(values.subarray(r * dim, (r + 1) * dim), orig * dim));
+      }
+      tf.dispose(pooled);
       progress.tick(idx.length);
       // Let the event loop breathe between batches (progress output, notebook interrupts).
       await new Promise((r) => setImmediate(r));
     }
-    return { data: out, rows: texts.length, dim };
+    return out;
   }
+}
+
+/** A SentenceEncoder with one pooling strategy. */
+export class BertSentenceEncoder implements SentenceEncoder {
+  readonly pooling: Pooling;
+  private readonly embedder: BertEmbedder;
+
+  constructor(m: ModelAndTokenizer, opts: BertEncoderOptions = {}) {
+    this.pooling = parsePooling(opts.pooling ?? 'cls');
+    this.embedder = new BertEmbedder(m, opts);
+  }
+
+  get maxLength(): number {
+    return this.embedder.maxLength;
+  }
+
+  get dim(): number {
+    return this.embedder.dim;
+  }
+
+  async encode(texts: string[], opts: EncodeOptions = {}): Promise<Embeddings> {
+    return (await this.embedder.embed(texts, [this.pooling], opts)).get(this.pooling)!;
+  }
+}
+
+/**
+ * SentenceEncoders for several pooling strategies that share forward passes: the first encoder
+ * to see a text embeds it with every strategy and remembers all of them, so asking the others for
+ * the same text costs nothing. Memory grows with the distinct texts seen; `clear()` frees it.
+ */
+export function sharedPoolingEncoders(
+  m: ModelAndTokenizer,
+  poolings: ReadonlyArray<Pooling | string>,
+  opts: Omit<BertEncoderOptions, 'pooling'> = {},
+): { encoders: Map<Pooling, SentenceEncoder>; clear(): void } {
+  const list = [...new Set(poolings.map(parsePooling))];
+  const embedder = new BertEmbedder(m, opts);
+  const cache = new Map<string, Float32Array[]>(); // text -> one row per pooling, in `list` order
+  const encoders = new Map<Pooling, SentenceEncoder>();
+  list.forEach((p, k) => {
+    encoders.set(p, {
+      async encode(texts: string[], o: EncodeOptions = {}): Promise<Embeddings> {
+        const missing = [...new Set(texts.filter((t) => !cache.has(t)))];
+        if (missing.length > 0) {
+          const e = await embedder.embed(missing, list, o);
+          missing.forEach((t, i) => cache.set(t, list.map((q) => e.get(q)!.data.slice(i * embedder.dim, (i + 1) * embedder.dim))));
+        }
+        const dim = embedder.dim;
+        const data = new Float32Array(texts.length * dim);
+        texts.forEach((t, i) => data.set(cache.get(t)![k], i * dim));
+        return { data, rows: texts.length, dim };
+      },
+    });
+  });
+  return { encoders, clear: () => cache.clear() };
 }

@@ -71,17 +71,22 @@ export function pairCosines(e: Embeddings, ia: ArrayLike<number>, ib: ArrayLike<
 }
 
 /**
- * Row-wise L2 normalisation (faiss `normalize_L2` / `F.normalize`): norms accumulated in
- * float64, rows stored in float32; a zero row stays zero.
+ * Row-wise L2 normalisation with faiss `normalize_L2`'s float32 arithmetic: squared norm
+ * accumulated in float32, inv = 1 / sqrt(norm²) in float32, each entry x·inv rounded to
+ * float32; a zero row stays zero. The reference retrieval numbers come from faiss, and for
+ * nearly parallel embeddings (a random model's `cls`) ranks hinge on these last bits: with
+ * float64 norms the golden Flickr30k other-4 recall came out 69/4000 hits, with faiss's float32
+ * arithmetic 71/4000, the golden value.
  */
 export function normalizeRows(e: Embeddings): Embeddings {
   const { data, rows, dim } = e;
+  const f = Math.fround;
   const out = new Float32Array(data.length);
   for (let i = 0; i < rows; i++) {
     const o = i * dim;
     let s = 0;
-    for (let j = 0; j < dim; j++) s += data[o + j] * data[o + j];
-    const inv = s > 0 ? 1 / Math.sqrt(s) : 0;
+    for (let j = 0; j < dim; j++) s = f(s + f(data[o + j] * data[o + j]));
+    const inv = s > 0 ? f(1 / f(Math.sqrt(s))) : 0;
     for (let j = 0; j < dim; j++) out[o + j] = data[o + j] * inv;
   }
   return { data: out, rows, dim };

@@ -6,10 +6,15 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ParityCheck } from './check.js';
+import { sharedPoolingEncoders } from '../embed/encoder.js';
+import type { SentenceEncoder } from '../embed/types.js';
+import { checkEvalGolden } from '../eval/golden.js';
 import { checkLossesGolden } from '../losses/golden.js';
+import { loadModel } from '../models/load.js';
+import { InputError } from '../util/errors.js';
 import { checkForwardGolden } from './forward.js';
 
-export const GOLDEN_SUITE_NAMES = ['forward', 'losses'] as const;
+export const GOLDEN_SUITE_NAMES = ['forward', 'losses', 'eval'] as const;
 export type GoldenSuiteName = (typeof GOLDEN_SUITE_NAMES)[number];
 
 export interface GoldenSuite {
@@ -21,6 +26,8 @@ export interface GoldenSuiteOptions {
   goldenDir: string;
   /** Data root for suites that read evaluation data (eval, train). */
   dataDir?: string;
+  /** Progress lines of long suites. */
+  log?: (line: string) => void;
   only?: GoldenSuiteName[];
 }
 
@@ -32,6 +39,36 @@ export function goldenSuites(o: GoldenSuiteOptions): GoldenSuite[] {
   const all: GoldenSuite[] = [
     { name: 'forward', run: needsFile(o.goldenDir, 'forward.safetensors', 'forward', () => checkForwardGolden(o.goldenDir)) },
     { name: 'losses', run: needsFile(o.goldenDir, 'losses.json', 'losses', () => checkLossesGolden(o.goldenDir)) },
+    { name: 'eval', run: needsFile(o.goldenDir, 'eval.json', 'eval', () => checkEvalWithGoldenModel(o)) },
   ];
   return all.filter((s) => !o.only || o.only.includes(s.name));
+}
+
+/**
+ * eval.json with the golden model: `cls` and `avg` (the poolings the reference reports) come out
+ * of one shared forward pass per sentence; any other pooling gets its own encoder.
+ */
+async function checkEvalWithGoldenModel(o: GoldenSuiteOptions): Promise<ParityCheck[]> {
+  if (!o.dataDir) throw new InputError('the eval suite reads evaluation data: pass --data <dir> or set ANGLE_DATA_DIR');
+  const m = await loadModel(join(o.goldenDir, 'model'));
+  try {
+    const shared = new Map<number, Map<string, SentenceEncoder>>();
+    return await checkEvalGolden(
+      o.goldenDir,
+      o.dataDir,
+      async (pooling, maxLength) => {
+        let set = shared.get(maxLength);
+        if (!set) {
+          set = sharedPoolingEncoders(m, ['cls', 'avg'], { maxLength, batchSize: 128 }).encoders as Map<string, SentenceEncoder>;
+          shared.set(maxLength, set);
+        }
+        const enc = set.get(pooling);
+        if (enc) return enc;
+        return sharedPoolingEncoders(m, [pooling], { maxLength, batchSize: 128 }).encoders.values().next().value!;
+      },
+      { log: o.log },
+    );
+  } finally {
+    m.model.dispose();
+  }
 }
