@@ -137,3 +137,32 @@ test('bad model directories fail with the file and the problem', async (t) => {
   writeFileSync(join(d, 'pytorch_model.bin'), 'x');
   await assert.rejects(loadModel(d), /has no model\.safetensors or model\.safetensors\.index\.json \(it has pytorch_model\.bin: convert it/);
 });
+
+test('shared-pooling encoders: same rows as single encoders, one forward pass per text', async (t) => {
+  const g = goldenOrSkip(t);
+  if (!g) return;
+  const { sharedPoolingEncoders } = await import('../lib/embed/encoder.js');
+  const m = await loadModel(join(g, 'model'));
+  try {
+    const texts = ['a man is playing a guitar .', 'a woman slices an onion .', 'a man is playing a guitar .', ''];
+    let forwards = 0;
+    const original = m.model.forward.bind(m.model);
+    m.model.forward = (b, o) => {
+      forwards++;
+      return original(b, o);
+    };
+    const { encoders } = sharedPoolingEncoders(m, ['cls', 'last-avg', 'first_last_avg'], { maxLength: 32 });
+    const cls = await encoders.get('cls')!.encode(texts);
+    const calls = forwards;
+    const avg = await encoders.get('avg')!.encode(texts);
+    const fla = await encoders.get('first_last_avg')!.encode(texts.slice(1));
+    assert.equal(forwards, calls, 'avg and first_last_avg come from the cached forward pass');
+    for (const [pooling, got] of [['cls', cls], ['avg', avg]] as const) {
+      const want = await new BertSentenceEncoder(m, { pooling, maxLength: 32 }).encode(texts);
+      assert.deepEqual(got, want, pooling);
+    }
+    assert.deepEqual(fla, await new BertSentenceEncoder(m, { pooling: 'first_last_avg', maxLength: 32 }).encode(texts.slice(1)));
+  } finally {
+    m.model.dispose();
+  }
+});

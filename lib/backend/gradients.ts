@@ -10,9 +10,10 @@
  * in the global namespace), so `tf.grad` sees every gradient.
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { existsSync, mkdirSync, renameSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { writeFileAtomicSync } from '../util/atomic-write.js';
 import { UnavailableError } from '../util/errors.js';
 import { packageRoot } from '../util/package-root.js';
 
@@ -30,7 +31,7 @@ export function gradientBundlePath(): string {
   return join(packageRoot(), 'build', `tfjs-gradients-${tf.version_core}.cjs`);
 }
 
-/** Writes the gradient bundle (esbuild, a dev dependency via tsx). Atomic: temp file, then rename. */
+/** Writes the gradient bundle (esbuild, a dev dependency via tsx), atomically. */
 export function buildGradientBundle(out = gradientBundlePath()): string {
   let esbuild: typeof import('esbuild');
   try {
@@ -42,10 +43,8 @@ export function buildGradientBundle(out = gradientBundlePath()): string {
     );
   }
   const entry = require.resolve('@tensorflow/tfjs-core/dist/register_all_gradients.js');
-  mkdirSync(join(out, '..'), { recursive: true });
-  const tmp = `${out}.${process.pid}.tmp`;
-  esbuild.buildSync({ entryPoints: [entry], bundle: true, platform: 'node', format: 'cjs', outfile: tmp, logLevel: 'error' });
-  renameSync(tmp, out);
+  const built = esbuild.buildSync({ entryPoints: [entry], bundle: true, platform: 'node', format: 'cjs', write: false, logLevel: 'error' });
+  writeFileAtomicSync(out, built.outputFiles[0].contents);
   return out;
 }
 

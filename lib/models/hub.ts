@@ -52,6 +52,7 @@ import { copyFile, mkdir, open, readFile, rename, rm, stat, symlink, writeFile }
 import { homedir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 
+import { writeFileAtomic as writeAtomic } from '../util/atomic-write.js';
 import { InputError, UnavailableError } from '../util/errors.js';
 
 export type RepoType = 'model' | 'dataset';
@@ -180,18 +181,6 @@ function tmpSuffix(): string {
   return `.${process.pid}.${randomBytes(6).toString('hex')}.incomplete`;
 }
 
-/** Writes a small file atomically (refs): temp file, then rename. */
-async function writeAtomic(path: string, content: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const tmp = path + tmpSuffix();
-  try {
-    await writeFile(tmp, content);
-    await rename(tmp, path);
-  } catch (e) {
-    await rm(tmp, { force: true });
-    throw e;
-  }
-}
 
 /** Points `pointer` at `blob` with a relative symlink (a copy where symlinks are not allowed). */
 async function linkIntoSnapshot(blob: string, pointer: string): Promise<void> {

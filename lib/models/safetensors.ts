@@ -8,7 +8,8 @@
  * inconsistency in the header is an InputError naming the file and the tensor, so a truncated
  * download is reported as such instead of as garbage weights.
  */
-import { readFileSync, writeFileSync, renameSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { writeFileAtomicSync } from '../util/atomic-write.js';
 import { InputError } from '../util/errors.js';
 
 export type SafetensorsDtype = 'F64' | 'F32' | 'F16' | 'BF16' | 'I64' | 'I32' | 'I16' | 'I8' | 'U8' | 'U16' | 'U32' | 'U64' | 'BOOL';
@@ -219,12 +220,5 @@ export function serializeSafetensors(tensors: Record<string, TensorToWrite>, met
 
 /** Writes a safetensors file atomically (temp file, then rename). */
 export function writeSafetensors(path: string, tensors: Record<string, TensorToWrite>, metadata?: Record<string, string>): void {
-  const tmp = `${path}.${process.pid}.tmp`;
-  try {
-    writeFileSync(tmp, serializeSafetensors(tensors, metadata));
-    renameSync(tmp, path);
-  } catch (e) {
-    rmSync(tmp, { force: true });
-    throw e;
-  }
+  writeFileAtomicSync(path, serializeSafetensors(tensors, metadata));
 }

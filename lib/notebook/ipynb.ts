@@ -3,9 +3,8 @@
  * with a clear error for a file that is not a notebook, and an atomic write.
  * See https://nbformat.readthedocs.io/en/latest/format_description.html
  */
-import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { writeFileAtomic } from '../util/atomic-write.js';
 import { InputError } from '../util/errors.js';
 
 /** Multi-line text as nbformat stores it: one string, or a list of lines (each keeping its "\n"). */
@@ -113,13 +112,5 @@ export async function readNotebook(file: string): Promise<Notebook> {
  * file beside the target, then a rename, so a reader never sees half a notebook.
  */
 export async function writeNotebook(file: string, nb: Notebook): Promise<void> {
-  await mkdir(dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  try {
-    await writeFile(tmp, JSON.stringify(nb, null, 1) + '\n');
-    await rename(tmp, file);
-  } catch (e) {
-    await rm(tmp, { force: true });
-    throw e;
-  }
+  await writeFileAtomic(file, JSON.stringify(nb, null, 1) + '\n');
 }
