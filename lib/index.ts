@@ -24,3 +24,8 @@ export { type ParityCheck } from './parity/check.js';
 export { goldenSuites, GOLDEN_SUITE_NAMES } from './parity/suites.js';
 
 export * from './notebook/index.js';
+
+export * from './losses/index.js';
+export * from './eval/index.js';
+export * from './data/index.js';
+export { sharedPoolingEncoders, BertEmbedder } from './embed/encoder.js';

@@ -21,7 +21,7 @@ export interface Preset {
   purpose: string;
   /** Whether it reads a shared directory (data/ and golden/) instead of the Hub. */
   needsShared: boolean;
-  /** The variables it sets, with their values described (placeholders in angle brackets). */
+  /** The variables it sets, with their values described (paths to be filled in are written <like this>). */
   sets: Record<string, string>;
 }
 
