@@ -14,11 +14,6 @@ export function goldenOrSkip(t: { skip: (msg: string) => void }): string | undef
   return undefined;
 }
 
-export function dataOrSkip(t: { skip: (msg: string) => void }): string | undefined {
-  if (DATA_DIR && existsSync(DATA_DIR)) return DATA_DIR;
-  t.skip('ANGLE_DATA_DIR is not set to a data root (e.g. ../shared/data)');
-  return undefined;
-}
 
 /** Element-wise |a - b| <= tol for nested number arrays of the same shape. */
 export function assertClose(actual: unknown, expected: unknown, tol = 1e-6, path = ''): void {
