@@ -5,8 +5,9 @@
  * `@huggingface/tokenizers` gives normalisation, pre-tokenisation, the WordPiece/BPE model and the
  * post-processor template, but neither truncation nor padding, so those two are here:
  * - truncation runs on the sequences *before* the special tokens are added, leaving room for them
- *   (as the Rust tokenizers do); for pairs it follows `longest_first`: the shorter sequence keeps
- *   min(its length, ⌊budget/2⌋) tokens and the longer one gets the rest;
+ *   (as the Rust tokenizers do); for pairs it follows their `longest_first`: the shorter sequence
+ *   keeps min(its length, ⌊budget/2⌋) tokens and the longer one gets the rest, the first sequence
+ *   counting as the shorter on a tie (test/tokenizer.test.ts checks the Rust crate's own cases);
  * - padding pads a batch to its longest row (or to max length) with the pad token, right side by
  *   default (left for decoder LMs).
  */
