@@ -9,6 +9,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { initBackend } from '../lib/backend/index.js';
+import { envConfig } from '../lib/config.js';
 import { goldenSuites, type GoldenSuiteName, GOLDEN_SUITE_NAMES } from '../lib/parity/suites.js';
 import type { ParityCheck } from '../lib/parity/check.js';
 
@@ -27,7 +28,8 @@ if (values.help) {
   process.exit(0);
 }
 
-const goldenArg = values.golden ?? process.env.ANGLE_GOLDEN_DIR;
+const env = envConfig();
+const goldenArg = values.golden ?? env.goldenDir;
 if (!goldenArg) {
   console.error('parity: give a golden directory with --golden <dir> (or set ANGLE_GOLDEN_DIR)');
   process.exit(2);
@@ -69,7 +71,7 @@ const report = (set: string, c: ParityCheck) => {
 };
 for (const dir of goldenSets(goldenArg)) {
   const set = dir.split('/').pop()!;
-  for (const suite of goldenSuites({ goldenDir: dir, dataDir: values.data ?? process.env.ANGLE_DATA_DIR, only, log: (l) => console.error(`     ${l}`) })) {
+  for (const suite of goldenSuites({ goldenDir: dir, dataDir: values.data ?? env.dataDir, only, log: (l) => console.error(`     ${l}`) })) {
     const t0 = Date.now();
     try {
       for (const c of await suite.run()) report(set, c);

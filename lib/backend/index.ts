@@ -13,6 +13,7 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { cpus, arch } from 'node:os';
+import { envConfig } from '../config.js';
 import { UnavailableError } from '../util/errors.js';
 import { registerGradients } from './gradients.js';
 
@@ -92,7 +93,7 @@ export async function initBackend(
   requested?: string,
   opts: { quiet?: boolean; log?: (line: string) => void } = {},
 ): Promise<BackendInfo> {
-  const name = parseBackendName(requested ?? process.env.ANGLE_BACKEND ?? 'cpu');
+  const name = parseBackendName(requested ?? envConfig().backend ?? 'cpu');
   registerGradients();
   if (active?.name === name && tf.getBackend() === name) return active;
   const device = await start(name);

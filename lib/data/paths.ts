@@ -1,5 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { envConfig } from '../config.js';
 import { InputError } from '../util/errors.js';
 import { DATASETS, type DatasetId } from './registry.js';
 
@@ -8,7 +9,7 @@ import { DATASETS, type DatasetId } from './registry.js';
  * neither there is nothing to guess and we say what to do.
  */
 export function resolveDataDir(dataDir?: string): string {
-  const dir = dataDir?.trim() || process.env.ANGLE_DATA_DIR?.trim();
+  const dir = dataDir?.trim() || envConfig().dataDir;
   if (!dir) {
     throw new InputError(
       'no data directory: pass dataDir or set ANGLE_DATA_DIR to a folder laid out as in lib/data/registry.ts ' +

@@ -3,10 +3,15 @@
  * step says which loss saw the bad batch, and what was expected instead.
  *
  * The finiteness check reads back one scalar (the sum of the embeddings): NaN or ±Inf anywhere
- * makes the sum non-finite. Only then is the whole matrix read to say which row is bad.
+ * makes the sum non-finite. Only then is the whole matrix read to say which row is bad. A tensor
+ * found finite is remembered (tfjs tensors are immutable; variables, which can be reassigned, are
+ * not remembered), so the AnglE total and the terms it calls read back once, not once each.
  */
 import { tf } from '../backend/index.js';
 import { InputError } from '../util/errors.js';
+
+/** Tensors already checked finite. */
+const knownFinite = new WeakSet<tf.Tensor>();
 
 /** Checks that `emb` is a float 2-D tensor with at least one row and column and only finite values. */
 export function assertEmbeddings(emb: tf.Tensor, objective: string): asserts emb is tf.Tensor2D {
@@ -23,8 +28,12 @@ export function assertEmbeddings(emb: tf.Tensor, objective: string): asserts emb
   if (rows === 0 || dim === 0) {
     throw new InputError(`${objective}: embeddings are empty (shape [${rows}, ${dim}])`);
   }
+  if (knownFinite.has(emb)) return;
   const total = readScalar(tf.tidy(() => tf.sum(emb)));
-  if (Number.isFinite(total)) return;
+  if (Number.isFinite(total)) {
+    if (!(emb instanceof tf.Variable)) knownFinite.add(emb);
+    return;
+  }
   const data = emb.dataSync();
   for (let i = 0; i < data.length; i++) {
     if (!Number.isFinite(data[i])) {
