@@ -144,10 +144,14 @@ describe('real files', { skip: skipReal }, () => {
     assert.equal(t.captions[0], 'The man with pierced ears is wearing glasses and an orange hat .');
     assert.equal(loadFlickr30kCaptions('dev', { dataDir: DATA }).images, 1014);
   });
-  test('absent data sets (QQP, GitHub Issues) name what is missing and where it comes from', () => {
-    assert.throws(() => loadQqp('dev', { dataDir: DATA }), /QQP dev: missing file dev\.tsv \(expected under <dataDir>\/qqp\/; source: Hub dataset nyu-mll\/glue/);
-    assert.throws(() => loadGithubIssues('test', { dataDir: DATA }), /GitHubIssues test: missing file test\.jsonl .*WhereIsAI\/github-issue-similarity/);
-    assert.throws(() => loadBinaryTask('QQP', { dataDir: DATA }), InputError);
+  test('absent data sets (QQP, GitHub Issues) name what is missing, where it was looked for and how to get it', () => {
+    const opts = { dataDir: DATA, useCache: false };
+    assert.throws(
+      () => loadQqp('dev', opts),
+      /QQP dev: missing file dev\.tsv \(not under .*\/qqp\/; cache not consulted\)\. To get it: put dev\.tsv in .*\/qqp\/, or download it from the Hugging Face Hub \(dataset nyu-mll\/glue, qqp\/validation-00000-of-00001\.parquet\) with `npm run data -- download QQP`/,
+    );
+    assert.throws(() => loadGithubIssues('test', opts), /GitHubIssues test: missing file test\.jsonl .*WhereIsAI\/github-issue-similarity, data\/test-00000-of-00001\.parquet/);
+    assert.throws(() => loadBinaryTask('QQP', opts), InputError);
   });
 });
 
@@ -235,9 +239,10 @@ describe('loader errors on temp files', () => {
   });
 });
 
-test('registry: every data set has a local folder, files and a Hub source', () => {
+test('registry: every data set has a local folder, splits with known sizes and a Hub source', () => {
   for (const [id, e] of Object.entries(DATASETS)) {
     assert.equal(e.id, id);
-    assert.ok(e.localDir && Object.keys(e.files).length > 0 && e.hub.repo.includes('/'), id);
+    assert.ok(e.localDir && Object.keys(e.splits).length > 0 && e.hub.repo.includes('/'), id);
+    for (const s of Object.values(e.splits)) assert.ok(Number.isInteger(s.rows) && s.rows > 0 && s.local.length > 0, id);
   }
 });

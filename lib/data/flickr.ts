@@ -3,7 +3,8 @@
  * on lines 5i+1..5i+5 (Karpathy split: test = 1000 images, dev = 1014).
  */
 import { InputError } from '../util/errors.js';
-import { datasetFile } from './paths.js';
+import { locateSplit } from './locate.js';
+import { checkSize } from './sizes.js';
 import type { LoadOptions, SourceLine } from './sts.js';
 import { pyFileLines, readText } from './text.js';
 
@@ -15,6 +16,10 @@ export interface CaptionSet {
   images: number;
   source: SourceLine[];
   file: string;
+  /** Where the file was found (data-set loader only). */
+  where?: 'local' | 'cache';
+  /** Set when a size mismatch was accepted (allowSizeMismatch). */
+  sizeNote?: string;
 }
 
 /** Reads a caption file with `captionsPerImage` consecutive captions per image. */
@@ -37,7 +42,13 @@ export function loadCaptionFile(file: string, split: string, captionsPerImage = 
   return { split, captions, captionsPerImage, images: captions.length / captionsPerImage, source, file };
 }
 
-/** Flickr30k captions of a split from `<dataDir>/flickr30k/<split>_caps.txt`. */
+/**
+ * Flickr30k captions of a split from `<dataDir>/flickr30k/<split>_caps.txt` or the Hub copy,
+ * checked against the Karpathy split's 1000 test / 1014 val images.
+ */
 export function loadFlickr30kCaptions(split: 'test' | 'dev' = 'test', opts: LoadOptions = {}): CaptionSet {
-  return loadCaptionFile(datasetFile('Flickr30k', split, opts.dataDir), split);
+  const loc = locateSplit('Flickr30k', split, opts);
+  const set = loadCaptionFile(loc.files[0], split);
+  const sizeNote = checkSize('Flickr30k', split, set.images, loc.files[0], opts);
+  return { ...set, where: loc.where, ...(sizeNote ? { sizeNote } : {}) };
 }

@@ -13,9 +13,11 @@
  * A sentence is the file's tokens (`s.split()`) joined by single spaces, as SimCSE's batcher
  * builds it. Every pair keeps the file and 1-based line it came from.
  */
+import { join } from 'node:path';
 import { InputError } from '../util/errors.js';
-import { datasetFile } from './paths.js';
-import { STS_SUBSETS, STS_YEARS, type StsTaskName, type StsYear } from './registry.js';
+import { locateSplit, type LocateOptions } from './locate.js';
+import { STS_SUBSET_PAIRS, STS_SUBSETS, STS_YEARS, type StsTaskName, type StsYear } from './registry.js';
+import { checkSize, type SizeOptions } from './sizes.js';
 import { parseScore, pyFileLines, pySplitLines, pyStrip, readText, senteval } from './text.js';
 
 export interface SourceLine {
@@ -40,14 +42,19 @@ export interface StsSet {
   pairs: ScoredPair[];
   /** The files the pairs were read from. */
   files: string[];
+  /** Where the files were found (data-set loaders only). */
+  where?: 'local' | 'cache';
+  /** Set when a size mismatch was accepted (allowSizeMismatch). */
+  sizeNote?: string;
 }
 
 export type StsSplit = 'train' | 'dev' | 'test';
 
-export interface LoadOptions {
-  /** Data root; default ANGLE_DATA_DIR. */
-  dataDir?: string;
-}
+/**
+ * Where to read from (data root, else the Hugging Face cache; see lib/data/locate.ts) and how
+ * strictly to check the known split sizes.
+ */
+export interface LoadOptions extends LocateOptions, SizeOptions {}
 
 const STS_RANGE = { min: 0, max: 5, what: 'STS gold score' };
 const SICK_RANGE = { min: 1, max: 5, what: 'SICK relatedness score' };
@@ -84,13 +91,21 @@ export function loadStsSubsetFiles(task: StsTaskName, name: string, inputFile: s
   return { task, name, pairs, files: [inputFile, goldFile] };
 }
 
-/** The subsets of one STS year, in SentEval's order. */
+/** The subsets of one STS year, in SentEval's order, each checked against its known number of scored pairs. */
 export function loadStsYear(year: StsYear, opts: LoadOptions = {}): StsSet[] {
   if (!STS_YEARS.includes(year)) throw new InputError(`unknown STS year '${year}': expected one of ${STS_YEARS.join(', ')}`);
+  const loc = locateSplit(year, 'test', opts);
   return STS_SUBSETS[year].map((s) => {
-    const input = datasetFile(year, s, opts.dataDir, `STS.input.${s}.txt`);
-    const gold = datasetFile(year, s, opts.dataDir, `STS.gs.${s}.txt`);
-    return loadStsSubsetFiles(year, s, input, gold);
+    const input = join(loc.dir, `STS.input.${s}.txt`);
+    const set = loadStsSubsetFiles(year, s, input, join(loc.dir, `STS.gs.${s}.txt`));
+    const expected = STS_SUBSET_PAIRS[year][s];
+    let sizeNote: string | undefined;
+    if (set.pairs.length !== expected) {
+      const msg = `${year} ${s}: read ${set.pairs.length} scored pairs but expected ${expected} (SentEval's files)`;
+      if (!opts.allowSizeMismatch) throw new InputError(`${msg}; pass allowSizeMismatch: true to use it anyway`, { file: input });
+      sizeNote = `${msg}; accepted (allowSizeMismatch)`;
+    }
+    return { ...set, where: loc.where, ...(sizeNote ? { sizeNote } : {}) };
   });
 }
 
@@ -133,14 +148,20 @@ export function loadSickFile(file: string, split: string): StsSet {
   return { task: 'SICKRelatedness', name: split, pairs, files: [file] };
 }
 
-/** STS Benchmark train/dev/test from `<dataDir>/stsb/`. */
+/** STS Benchmark train/dev/test from `<dataDir>/stsb/` or the Hub copy, checked against 5749 / 1500 / 1379. */
 export function loadStsBenchmark(split: StsSplit, opts: LoadOptions = {}): StsSet {
-  return loadStsBenchmarkFile(datasetFile('STSBenchmark', split, opts.dataDir), split);
+  const loc = locateSplit('STSBenchmark', split, opts);
+  const set = loadStsBenchmarkFile(loc.files[0], split);
+  const sizeNote = checkSize('STSBenchmark', split, set.pairs.length, loc.files[0], opts);
+  return { ...set, where: loc.where, ...(sizeNote ? { sizeNote } : {}) };
 }
 
-/** SICK relatedness train/dev(trial)/test from `<dataDir>/sick/`. */
+/** SICK relatedness train/dev(trial)/test from `<dataDir>/sick/` or the Hub copy, checked against 4500 / 500 / 4927. */
 export function loadSickRelatedness(split: StsSplit, opts: LoadOptions = {}): StsSet {
-  return loadSickFile(datasetFile('SICKRelatedness', split, opts.dataDir), split);
+  const loc = locateSplit('SICKRelatedness', split, opts);
+  const set = loadSickFile(loc.files[0], split);
+  const sizeNote = checkSize('SICKRelatedness', split, set.pairs.length, loc.files[0], opts);
+  return { ...set, where: loc.where, ...(sizeNote ? { sizeNote } : {}) };
 }
 
 /**

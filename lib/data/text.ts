@@ -46,8 +46,64 @@ export function pyFileLines(text: string): string[] {
   return out;
 }
 
-/** Reads a UTF-8 text file, naming the file in the error when it is missing or not a file. */
-export function readText(file: string, what: string): string {
+export type TextEncoding = 'utf8' | 'latin1';
+
+/**
+ * Byte offset of the first byte that is not part of well-formed UTF-8 (RFC 3629: no overlong
+ * forms, no surrogates, nothing above U+10FFFF), or -1 when the whole buffer is valid.
+ */
+export function firstInvalidUtf8(buf: Uint8Array): number {
+  const n = buf.length;
+  let i = 0;
+  while (i < n) {
+    const b = buf[i];
+    if (b < 0x80) {
+      i++;
+      continue;
+    }
+    let len: number;
+    let lo = 0x80;
+    let hi = 0xbf;
+    if (b >= 0xc2 && b <= 0xdf) len = 2;
+    else if (b >= 0xe0 && b <= 0xef) {
+      len = 3;
+      if (b === 0xe0) lo = 0xa0; // overlong
+      if (b === 0xed) hi = 0x9f; // surrogates
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      len = 4;
+      if (b === 0xf0) lo = 0x90; // overlong
+      if (b === 0xf4) hi = 0x8f; // above U+10FFFF
+    } else return i;
+    if (i + len > n) return i;
+    const b1 = buf[i + 1];
+    if (b1 < lo || b1 > hi) return i;
+    for (let k = 2; k < len; k++) {
+      const c = buf[i + k];
+      if (c < 0x80 || c > 0xbf) return i;
+    }
+    i += len;
+  }
+  return -1;
+}
+
+/** 1-based line number of byte `offset` (lines end at LF, CRLF or a lone CR, as Python's universal newlines). */
+export function lineOfOffset(buf: Uint8Array, offset: number): number {
+  let line = 1;
+  for (let i = 0; i < offset && i < buf.length; i++) {
+    if (buf[i] === 0x0a) line++;
+    else if (buf[i] === 0x0d && buf[i + 1] !== 0x0a) line++;
+  }
+  return line;
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * Reads a text file, naming the file in the error when it is missing, empty or not in the
+ * expected encoding. UTF-8 is decoded strictly (Python's `open(..., encoding='utf-8')` raises on
+ * the same bytes); Latin-1 maps every byte, as SentEval's `io.open(..., encoding='latin-1')`.
+ */
+export function readText(file: string, what: string, encoding: TextEncoding = 'utf8'): string {
   let size: number;
   try {
     const st = statSync(file);
@@ -58,7 +114,22 @@ export function readText(file: string, what: string): string {
     throw new InputError(`missing file: expected ${what}`, { file });
   }
   if (size === 0) throw new InputError(`empty file: expected ${what}`, { file, line: 1 });
-  let text = readFileSync(file, 'utf8');
+  const buf = readFileSync(file);
+  let text: string;
+  if (encoding === 'latin1') {
+    text = buf.toString('latin1');
+  } else {
+    const bad = firstInvalidUtf8(buf);
+    if (bad >= 0) {
+      const bytes = Array.from(buf.subarray(bad, bad + 4), (b) => b.toString(16).padStart(2, '0')).join(' ');
+      throw new InputError(
+        `wrong encoding: byte ${bad} (${bytes}) is not valid UTF-8; expected ${what} in UTF-8 ` +
+          '(re-encode the file, e.g. iconv -f ISO-8859-1 -t UTF-8, if it is Latin-1)',
+        { file, line: lineOfOffset(buf, bad) },
+      );
+    }
+    text = UTF8.decode(buf);
+  }
   // Python's utf-8 codec keeps a BOM as U+FEFF (part of the first field); we drop it, because
   // no file in these layouts means it as content (MRPC's files start with one before a header).
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
