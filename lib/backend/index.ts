@@ -15,6 +15,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { cpus, arch } from 'node:os';
 import { envConfig } from '../config.js';
 import { UnavailableError } from '../util/errors.js';
+import { registerCpuKernelOverrides } from './cpu-kernels.js';
 import { registerGradients } from './gradients.js';
 
 export const BACKEND_NAMES = ['cpu', 'wasm', 'cuda', 'tensorflow'] as const;
@@ -55,6 +56,7 @@ async function start(name: BackendName): Promise<string> {
   switch (name) {
     case 'cpu': {
       await import('@tensorflow/tfjs-backend-cpu');
+      registerCpuKernelOverrides();
       await tf.setBackend('cpu');
       // The cpu backend prints an advert for tfjs-node on its first tensor; we know, and say
       // which backend runs in our own line instead.
@@ -78,10 +80,12 @@ async function start(name: BackendName): Promise<string> {
       await tf.setBackend('tensorflow');
       return gpu ? 'libtensorflow (tfjs-node-gpu)' : `libtensorflow CPU (tfjs-node), ${cpuDevice()}`;
     }
-    case 'cuda':
-      throw new UnavailableError(
-        "backend 'cuda' is unavailable: this checkout has no built CUDA backend (native/ addon); use cpu or wasm",
-      );
+    case 'cuda': {
+      // Loaded only on request: the module loads the native addon and throws UnavailableError
+      // (saying why and how to build it) where there is no addon, CUDA library or GPU.
+      const cuda = await import('./cuda/index.js');
+      return cuda.startCuda();
+    }
   }
 }
 

@@ -9,6 +9,7 @@
  * `training` is true and draws its masks from a seeded counter, so training is reproducible on
  * the cpu backend.
  */
+import { fusedDropout, fusedGelu, fusedLayerNorm } from '../backend/fused-ops.js';
 import { tf } from '../backend/index.js';
 import { InputError } from '../util/errors.js';
 import type { BertConfig } from './bert-config.js';
@@ -37,7 +38,11 @@ let instances = 0;
 export class BertModel {
   readonly params: Map<string, tf.Variable>;
   readonly hasPooler: boolean;
-  private dropoutCounter = 0;
+  /**
+   * Dropout masks drawn so far. Each mask's seed derives from `dropoutSeed` and this count, so a
+   * training checkpoint saves it and a resumed run draws the same masks as an uninterrupted one.
+   */
+  dropoutCounter = 0;
 
   constructor(
     readonly config: BertConfig,
@@ -75,16 +80,15 @@ export class BertModel {
     return tf.reshape(y, [...shape.slice(0, -1), w.shape[0]]);
   }
 
+  /** One kernel on backends with a fused LayerNorm (cuda), the same tfjs ops as before elsewhere. */
   private layerNorm(x: tf.Tensor, prefix: string): tf.Tensor {
-    const { mean, variance } = tf.moments(x, -1, true);
-    const normed = tf.mul(tf.sub(x, mean), tf.rsqrt(tf.add(variance, this.config.layerNormEps)));
-    return tf.add(tf.mul(normed, this.p(`${prefix}.weight`)), this.p(`${prefix}.bias`));
+    return fusedLayerNorm(x, this.p(`${prefix}.weight`), this.p(`${prefix}.bias`), this.config.layerNormEps);
   }
 
   private activation(x: tf.Tensor): tf.Tensor {
     switch (this.config.hiddenAct) {
       case 'gelu':
-        return tf.mul(tf.mul(x, 0.5), tf.add(1, tf.erf(tf.mul(x, Math.SQRT1_2))));
+        return fusedGelu(x);
       case 'gelu_new':
       case 'gelu_pytorch_tanh': {
         const inner = tf.mul(Math.sqrt(2 / Math.PI), tf.add(x, tf.mul(0.044715, tf.pow(x, 3))));
@@ -97,7 +101,8 @@ export class BertModel {
 
   private dropout(x: tf.Tensor, rate: number, training: boolean): tf.Tensor {
     if (!training || rate <= 0) return x;
-    return tf.dropout(x, rate, undefined, this.dropoutSeed * 1_000_003 + this.dropoutCounter++);
+    // On cuda one device kernel (mask from a counter-based generator); tf.dropout elsewhere.
+    return fusedDropout(x, rate, this.dropoutSeed * 1_000_003 + this.dropoutCounter++);
   }
 
   /** Runs the encoder on a tokenised batch. Tensors returned are owned by the caller. */

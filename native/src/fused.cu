@@ -1,0 +1,274 @@
+#include "fused.h"
+
+#include <math.h>
+
+#include "allocator.h"
+#include "ops.h"
+#include "reduce.h"
+
+namespace angle {
+
+// ---- LayerNorm -----------------------------------------------------------------------------------
+
+// One warp per row; two passes over the row (mean, then centred variance) like tf.moments.
+__global__ void lnForwardKernel(const float* __restrict__ x, const float* __restrict__ gamma, const float* __restrict__ beta,
+                                float* __restrict__ y, float* __restrict__ mean, float* __restrict__ rstd, int64_t rows,
+                                int64_t cols, float eps) {
+  int warps = blockDim.x / 32, lane = threadIdx.x & 31;
+  for (int64_t r = (int64_t)blockIdx.x * warps + threadIdx.x / 32; r < rows; r += (int64_t)gridDim.x * warps) {
+    const float* p = x + r * cols;
+    float s = 0.0f;
+    for (int64_t j = lane; j < cols; j += 32) s += p[j];
+    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+    float mu = s / (float)cols;
+    float q = 0.0f;
+    for (int64_t j = lane; j < cols; j += 32) {
+      float d = p[j] - mu;
+      q += d * d;
+    }
+    for (int o = 16; o > 0; o >>= 1) q += __shfl_xor_sync(0xffffffffu, q, o);
+    float rs = rsqrtf(q / (float)cols + eps);
+    float* o = y + r * cols;
+    for (int64_t j = lane; j < cols; j += 32) o[j] = (p[j] - mu) * rs * gamma[j] + beta[j];
+    if (lane == 0) {
+      mean[r] = mu;
+      rstd[r] = rs;
+    }
+  }
+}
+
+static unsigned warpRowsGrid(int64_t rows) {
+  int64_t blocks = (rows + 7) / 8;
+  int64_t cap = (int64_t)smCount() * 32;
+  return (unsigned)(blocks < cap ? (blocks > 0 ? blocks : 1) : cap);
+}
+
+void layerNormForward(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd, int64_t rows,
+                      int64_t cols, float eps) {
+  if (rows == 0) return;
+  lnForwardKernel<<<warpRowsGrid(rows), 256, 0, stream()>>>(x, gamma, beta, y, mean, rstd, rows, cols, eps);
+  LAUNCH_CHECK("layerNormForward");
+}
+
+// dx = rstd · (g − mean(g) − x̂ · mean(g · x̂)), g = dy · gamma, x̂ = (x − mean) · rstd.
+__global__ void lnBackwardDx(const float* __restrict__ dy, const float* __restrict__ x, const float* __restrict__ gamma,
+                             const float* __restrict__ mean, const float* __restrict__ rstd, float* __restrict__ dx, int64_t rows,
+                             int64_t cols) {
+  int warps = blockDim.x / 32, lane = threadIdx.x & 31;
+  for (int64_t r = (int64_t)blockIdx.x * warps + threadIdx.x / 32; r < rows; r += (int64_t)gridDim.x * warps) {
+    const float* pd = dy + r * cols;
+    const float* px = x + r * cols;
+    float mu = mean[r], rs = rstd[r];
+    float sg = 0.0f, sgx = 0.0f;
+    for (int64_t j = lane; j < cols; j += 32) {
+      float g = pd[j] * gamma[j];
+      sg += g;
+      sgx += g * (px[j] - mu) * rs;
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+      sg += __shfl_xor_sync(0xffffffffu, sg, o);
+      sgx += __shfl_xor_sync(0xffffffffu, sgx, o);
+    }
+    float mg = sg / (float)cols, mgx = sgx / (float)cols;
+    float* o = dx + r * cols;
+    for (int64_t j = lane; j < cols; j += 32) {
+      float g = pd[j] * gamma[j];
+      float xh = (px[j] - mu) * rs;
+      o[j] = rs * (g - mg - xh * mgx);
+    }
+  }
+}
+
+// Partial column sums of dy · x̂ and dy over a chunk of rows: block (32, 8), grid (column tiles,
+// row chunks); partials [chunks, cols] each for dgamma and dbeta.
+__global__ void lnBackwardParams(const float* __restrict__ dy, const float* __restrict__ x, const float* __restrict__ mean,
+                                 const float* __restrict__ rstd, float* __restrict__ pg, float* __restrict__ pb, int64_t rows,
+                                 int64_t cols, int64_t chunk) {
+  __shared__ float sg[8][33], sb[8][33];
+  int64_t c = (int64_t)blockIdx.x * 32 + threadIdx.x;
+  int64_t r0 = (int64_t)blockIdx.y * chunk;
+  int64_t r1 = r0 + chunk < rows ? r0 + chunk : rows;
+  float ag = 0.0f, ab = 0.0f;
+  if (c < cols) {
+    for (int64_t r = r0 + threadIdx.y; r < r1; r += 8) {
+      float d = dy[r * cols + c];
+      ag += d * (x[r * cols + c] - mean[r]) * rstd[r];
+      ab += d;
+    }
+  }
+  sg[threadIdx.y][threadIdx.x] = ag;
+  sb[threadIdx.y][threadIdx.x] = ab;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < cols) {
+    for (int k = 1; k < 8; ++k) {
+      ag += sg[k][threadIdx.x];
+      ab += sb[k][threadIdx.x];
+    }
+    pg[blockIdx.y * cols + c] = ag;
+    pb[blockIdx.y * cols + c] = ab;
+  }
+}
+
+void layerNormBackward(const float* dy, const float* x, const float* gamma, const float* mean, const float* rstd, float* dx,
+                       float* dgamma, float* dbeta, int64_t rows, int64_t cols) {
+  if (rows == 0 || cols == 0) return;
+  lnBackwardDx<<<warpRowsGrid(rows), 256, 0, stream()>>>(dy, x, gamma, mean, rstd, dx, rows, cols);
+  LAUNCH_CHECK("layerNormBackward dx");
+  int64_t colTiles = (cols + 31) / 32;
+  int64_t chunks = ((int64_t)smCount() * 4 + colTiles - 1) / colTiles;
+  if (chunks > rows / 32) chunks = rows / 32;
+  if (chunks < 1) chunks = 1;
+  if (chunks > 65535) chunks = 65535;
+  int64_t chunk = (rows + chunks - 1) / chunks;
+  chunks = (rows + chunk - 1) / chunk;
+  float* pg = (float*)deviceAlloc((size_t)(2 * chunks * cols) * sizeof(float));
+  float* pb = pg + chunks * cols;
+  lnBackwardParams<<<dim3((unsigned)colTiles, (unsigned)chunks), dim3(32, 8), 0, stream()>>>(dy, x, mean, rstd, pg, pb, rows, cols, chunk);
+  cudaError_t e = cudaGetLastError();
+  if (e == cudaSuccess) {
+    try {
+      reduce3(R_SUM, DT_FLOAT32, pg, dgamma, 1, chunks, cols);
+      reduce3(R_SUM, DT_FLOAT32, pb, dbeta, 1, chunks, cols);
+    } catch (...) {
+      deviceFree(pg);
+      throw;
+    }
+  }
+  deviceFree(pg);
+  if (e != cudaSuccess) CUDA_CHECK(e);
+}
+
+// ---- GELU ----------------------------------------------------------------------------------------
+
+__global__ void geluFwdKernel(const float* __restrict__ x, float* __restrict__ y, int64_t n) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    float v = x[i];
+    y[i] = 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
+  }
+}
+
+__global__ void geluBwdKernel(const float* __restrict__ dy, const float* __restrict__ x, float* __restrict__ dx, int64_t n) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    float v = x[i];
+    float cdf = 0.5f * (1.0f + erff(v * 0.70710678118654752f));
+    float pdf = 0.39894228040143268f * expf(-0.5f * v * v);
+    dx[i] = dy[i] * (cdf + v * pdf);
+  }
+}
+
+void geluForward(const float* x, float* y, int64_t n) {
+  if (n == 0) return;
+  geluFwdKernel<<<gridFor(n), 256, 0, stream()>>>(x, y, n);
+  LAUNCH_CHECK("geluForward");
+}
+
+void geluBackward(const float* dy, const float* x, float* dx, int64_t n) {
+  if (n == 0) return;
+  geluBwdKernel<<<gridFor(n), 256, 0, stream()>>>(dy, x, dx, n);
+  LAUNCH_CHECK("geluBackward");
+}
+
+// ---- AdamW ---------------------------------------------------------------------------------------
+
+__global__ void adamWKernel(const float* p, const float* g, const float* m, const float* v, float* pOut, float* mOut, float* vOut,
+                            int64_t n, float lr, float b1, float b2, float eps, float wd, float bc1, float bc2) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    float gi = g[i];
+    float mi = b1 * m[i] + (1.0f - b1) * gi;
+    float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
+    float pi = p[i] * (1.0f - lr * wd);
+    pi -= lr * (mi / bc1) / (sqrtf(vi / bc2) + eps);
+    mOut[i] = mi;
+    vOut[i] = vi;
+    pOut[i] = pi;
+  }
+}
+
+void adamW(const float* p, const float* g, const float* m, const float* v, float* pOut, float* mOut, float* vOut, int64_t n, float lr,
+           float beta1, float beta2, float eps, float weightDecay, float biasCorrection1, float biasCorrection2) {
+  if (n == 0) return;
+  adamWKernel<<<gridFor(n), 256, 0, stream()>>>(p, g, m, v, pOut, mOut, vOut, n, lr, beta1, beta2, eps, weightDecay, biasCorrection1,
+                                               biasCorrection2);
+  LAUNCH_CHECK("adamW");
+}
+
+// ---- Philox4x32-10 -------------------------------------------------------------------------------
+
+__device__ __forceinline__ uint4 philox(uint64_t counter, uint64_t seed) {
+  uint32_t c0 = (uint32_t)counter, c1 = (uint32_t)(counter >> 32), c2 = 0, c3 = 0;
+  uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
+  for (int round = 0; round < 10; ++round) {
+    uint32_t hi0 = __umulhi(0xD2511F53u, c0), lo0 = 0xD2511F53u * c0;
+    uint32_t hi1 = __umulhi(0xCD9E8D57u, c2), lo1 = 0xCD9E8D57u * c2;
+    uint32_t n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
+    c0 = n0;
+    c1 = lo1;
+    c2 = n2;
+    c3 = lo0;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  return make_uint4(c0, c1, c2, c3);
+}
+
+__device__ __forceinline__ float toUniform(uint32_t b) { return (float)(b >> 8) * (1.0f / 16777216.0f); }
+
+__global__ void dropoutKernel(const float* __restrict__ x, float* __restrict__ y, int64_t n, float rate, float scale, uint64_t seed) {
+  int64_t groups = (n + 3) / 4;
+  for (int64_t gi = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; gi < groups; gi += (int64_t)gridDim.x * blockDim.x) {
+    uint4 r = philox((uint64_t)gi, seed);
+    uint32_t w[4] = {r.x, r.y, r.z, r.w};
+    for (int k = 0; k < 4; ++k) {
+      int64_t i = gi * 4 + k;
+      if (i < n) y[i] = toUniform(w[k]) >= rate ? x[i] * scale : 0.0f;
+    }
+  }
+}
+
+void dropout(const float* x, float* y, int64_t n, float rate, uint64_t seed) {
+  if (n == 0) return;
+  if (!(rate >= 0.0f && rate < 1.0f)) fail("dropout: rate %g outside [0, 1)", (double)rate);
+  dropoutKernel<<<gridFor((n + 3) / 4), 256, 0, stream()>>>(x, y, n, rate, 1.0f / (1.0f - rate), seed);
+  LAUNCH_CHECK("dropout");
+}
+
+__global__ void uniformKernel(float* __restrict__ y, int64_t n, uint64_t seed, float lo, float hi) {
+  int64_t groups = (n + 3) / 4;
+  for (int64_t gi = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; gi < groups; gi += (int64_t)gridDim.x * blockDim.x) {
+    uint4 r = philox((uint64_t)gi, seed);
+    uint32_t w[4] = {r.x, r.y, r.z, r.w};
+    for (int k = 0; k < 4; ++k) {
+      int64_t i = gi * 4 + k;
+      if (i < n) y[i] = lo + (hi - lo) * toUniform(w[k]);
+    }
+  }
+}
+
+__global__ void normalKernel(float* __restrict__ y, int64_t n, uint64_t seed, float mean, float std) {
+  int64_t groups = (n + 3) / 4;
+  for (int64_t gi = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; gi < groups; gi += (int64_t)gridDim.x * blockDim.x) {
+    uint4 r = philox((uint64_t)gi, seed);
+    // Box-Muller on two pairs; u1 in (0, 1] so the log is finite.
+    float u1 = 1.0f - toUniform(r.x), u2 = toUniform(r.y), u3 = 1.0f - toUniform(r.z), u4 = toUniform(r.w);
+    float a = sqrtf(-2.0f * logf(u1)), b = sqrtf(-2.0f * logf(u3));
+    float z[4] = {a * cospif(2.0f * u2), a * sinpif(2.0f * u2), b * cospif(2.0f * u4), b * sinpif(2.0f * u4)};
+    for (int k = 0; k < 4; ++k) {
+      int64_t i = gi * 4 + k;
+      if (i < n) y[i] = mean + std * z[k];
+    }
+  }
+}
+
+void randomUniform(float* y, int64_t n, uint64_t seed, float lo, float hi) {
+  if (n == 0) return;
+  uniformKernel<<<gridFor((n + 3) / 4), 256, 0, stream()>>>(y, n, seed, lo, hi);
+  LAUNCH_CHECK("randomUniform");
+}
+
+void randomNormal(float* y, int64_t n, uint64_t seed, float mean, float std) {
+  if (n == 0) return;
+  normalKernel<<<gridFor((n + 3) / 4), 256, 0, stream()>>>(y, n, seed, mean, std);
+  LAUNCH_CHECK("randomNormal");
+}
+
+}  // namespace angle
