@@ -29,3 +29,7 @@ export * from './losses/index.js';
 export * from './eval/index.js';
 export * from './data/index.js';
 export { sharedPoolingEncoders, BertEmbedder } from './embed/encoder.js';
+
+export * from './train/index.js';
+export { collectProvenance, type Provenance } from './report/provenance.js';
+export { writeRunRecord, newRunId, runRecordPath, type RunRecord, type DataIdentity, type ModelIdentity, type PaperCell } from './report/run-record.js';

@@ -1,0 +1,177 @@
+/**
+ * AdamW (Loshchilov & Hutter) as PyTorch's `torch.optim.AdamW` computes it, per parameter:
+ *
+ *   p ← p · (1 − lr · wd)                       decoupled weight decay (only for decayed params)
+ *   m ← β1 · m + (1 − β1) · g
+ *   v ← β2 · v + (1 − β2) · g²
+ *   p ← p − (lr / (1 − β1^t)) · m / (√v / √(1 − β2^t) + ε)
+ *
+ * with t counted per parameter. A parameter that gets no gradient in a step is left alone (no
+ * decay, no moment update, t unchanged), as PyTorch does for `grad is None` — e.g. BERT's pooler
+ * when training on [CLS]. Parameter groups follow the usual BERT recipe: no weight decay on
+ * biases and LayerNorm weights (`noDecay`).
+ *
+ * The update itself is `fusedAdamWUpdate` (lib/backend/fused-ops.ts): one kernel per parameter on
+ * backends that have one (cuda, and cpu through lib/backend/cpu-kernels.ts), tfjs ops elsewhere.
+ * The moments are tf.Variables owned by the optimiser; `exportState`/`importState` move them in
+ * and out of a checkpoint.
+ */
+import { tf } from '../backend/index.js';
+import { fusedAdamWUpdate } from '../backend/fused-ops.js';
+import { InputError } from '../util/errors.js';
+
+export interface AdamWOptions {
+  betas?: [number, number];
+  eps?: number;
+  /** Decoupled weight decay (PyTorch's default is 0.01). */
+  weightDecay?: number;
+  /** Parameters excluded from weight decay, by canonical name (default: biases and LayerNorm). */
+  noDecay?: (name: string) => boolean;
+}
+
+/** BERT's no-decay group: every bias and every LayerNorm parameter. */
+export function isNoDecayParameter(name: string): boolean {
+  return name.endsWith('.bias') || /(^|\.)LayerNorm\./.test(name) || /(^|\.)(layer_norm|ln_\w+|norm)\./.test(name);
+}
+
+/** What a checkpoint stores of the optimiser. */
+export interface AdamWState {
+  /** Updates done per parameter (PyTorch's `state[p]['step']`). */
+  steps: Record<string, number>;
+  expAvg: Map<string, { data: Float32Array; shape: number[] }>;
+  expAvgSq: Map<string, { data: Float32Array; shape: number[] }>;
+}
+
+interface Slot {
+  m: tf.Variable;
+  v: tf.Variable;
+  t: number;
+}
+
+export class AdamW {
+  readonly beta1: number;
+  readonly beta2: number;
+  readonly eps: number;
+  readonly weightDecay: number;
+  private readonly decays = new Map<string, boolean>();
+  private readonly slots = new Map<string, Slot>();
+
+  constructor(
+    readonly params: ReadonlyMap<string, tf.Variable>,
+    opts: AdamWOptions = {},
+  ) {
+    [this.beta1, this.beta2] = opts.betas ?? [0.9, 0.999];
+    this.eps = opts.eps ?? 1e-8;
+    this.weightDecay = opts.weightDecay ?? 0.01;
+    for (const [k, b] of [['beta1', this.beta1], ['beta2', this.beta2]] as const) {
+      if (!(b >= 0 && b < 1)) throw new InputError(`AdamW: ${k} must be in [0, 1), got ${b}`);
+    }
+    if (!(this.eps > 0)) throw new InputError(`AdamW: eps must be > 0, got ${this.eps}`);
+    if (!(this.weightDecay >= 0 && Number.isFinite(this.weightDecay))) throw new InputError(`AdamW: weight decay must be >= 0, got ${this.weightDecay}`);
+    const noDecay = opts.noDecay ?? isNoDecayParameter;
+    for (const name of params.keys()) this.decays.set(name, this.weightDecay > 0 && !noDecay(name));
+  }
+
+  /** Names of the parameters that get weight decay (for the run record). */
+  decayedParameters(): string[] {
+    return [...this.decays].filter(([, d]) => d).map(([n]) => n);
+  }
+
+  private slot(name: string, p: tf.Variable): Slot {
+    let s = this.slots.get(name);
+    if (!s) {
+      // Made inside tidy so the zero tensors the variables start from are freed (tfjs's own optimisers do the same).
+      s = { m: tf.tidy(() => tf.variable(tf.zerosLike(p), false)), v: tf.tidy(() => tf.variable(tf.zerosLike(p), false)), t: 0 };
+      this.slots.set(name, s);
+    }
+    return s;
+  }
+
+  /**
+   * One update with learning rate `lr`. `grads` maps canonical parameter names to gradients;
+   * names without a gradient are skipped. The gradients are not disposed (they are the caller's).
+   */
+  step(grads: ReadonlyMap<string, tf.Tensor>, lr: number): void {
+    if (!(lr >= 0 && Number.isFinite(lr))) throw new InputError(`AdamW: learning rate must be finite and >= 0, got ${lr}`);
+    for (const [name, g] of grads) {
+      const p = this.params.get(name);
+      if (!p) throw new InputError(`AdamW: gradient for '${name}', which is not a parameter of this optimiser`);
+      if (g.shape.length !== p.shape.length || g.shape.some((d, i) => d !== p.shape[i])) {
+        throw new InputError(`AdamW: gradient of '${name}' has shape [${g.shape}], parameter has [${p.shape}]`);
+      }
+      const s = this.slot(name, p);
+      s.t += 1;
+      tf.tidy(() => {
+        const out = fusedAdamWUpdate({
+          param: p,
+          grad: g,
+          m: s.m,
+          v: s.v,
+          lr,
+          beta1: this.beta1,
+          beta2: this.beta2,
+          eps: this.eps,
+          weightDecay: this.decays.get(name) === true ? this.weightDecay : 0,
+          step: s.t,
+        });
+        s.m.assign(out.m);
+        s.v.assign(out.v);
+        p.assign(out.param);
+      });
+    }
+  }
+
+  /** The moments and step counts, read back to the host. */
+  async exportState(): Promise<AdamWState> {
+    const state: AdamWState = { steps: {}, expAvg: new Map(), expAvgSq: new Map() };
+    for (const [name, s] of this.slots) {
+      state.steps[name] = s.t;
+      state.expAvg.set(name, { data: (await s.m.data()) as Float32Array, shape: s.m.shape.slice() });
+      state.expAvgSq.set(name, { data: (await s.v.data()) as Float32Array, shape: s.v.shape.slice() });
+    }
+    return state;
+  }
+
+  /** Replaces the optimiser state (after checking every tensor against its parameter). */
+  importState(state: AdamWState, source = 'optimizer state'): void {
+    const problems: string[] = [];
+    for (const [name, t] of Object.entries(state.steps)) {
+      const p = this.params.get(name);
+      if (!p) {
+        problems.push(`'${name}' is not a parameter of this model`);
+        continue;
+      }
+      if (!Number.isInteger(t) || t < 1) problems.push(`'${name}': step count ${t} is not a positive integer`);
+      for (const [what, map] of [['exp_avg', state.expAvg], ['exp_avg_sq', state.expAvgSq]] as const) {
+        const e = map.get(name);
+        if (!e) problems.push(`'${name}': no ${what}`);
+        else if (e.shape.length !== p.shape.length || e.shape.some((d, i) => d !== p.shape[i])) {
+          problems.push(`'${name}': ${what} has shape [${e.shape}], the parameter [${p.shape}]`);
+        }
+      }
+    }
+    if (problems.length > 0) throw new InputError(`${source} does not fit this model: ${problems.join('; ')}`);
+    this.disposeSlots();
+    for (const [name, t] of Object.entries(state.steps)) {
+      const m = state.expAvg.get(name)!;
+      const v = state.expAvgSq.get(name)!;
+      this.slots.set(name, {
+        m: tf.tidy(() => tf.variable(tf.tensor(m.data, m.shape, 'float32'), false)),
+        v: tf.tidy(() => tf.variable(tf.tensor(v.data, v.shape, 'float32'), false)),
+        t,
+      });
+    }
+  }
+
+  private disposeSlots(): void {
+    for (const s of this.slots.values()) {
+      s.m.dispose();
+      s.v.dispose();
+    }
+    this.slots.clear();
+  }
+
+  dispose(): void {
+    this.disposeSlots();
+  }
+}

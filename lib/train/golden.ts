@@ -1,0 +1,175 @@
+/**
+ * Replays the reference training runs of a golden `train.json` (see golden/README.md) with this
+ * trainer and compares every logged step: the learning rate exactly (1e-12 relative, i.e. float64
+ * rounding), the loss and each objective term within 1e-3 relative, and the final dev Spearman
+ * within 5e-3 absolute — the tolerances the reference itself supports (float rounding drifts).
+ *
+ * A run's fields: `weights` (objective name -> weight; a missing objective has weight 0), `taus`
+ * [cosine, ibn, angle], `n_pairs` (the first rows of the training file, in file order),
+ * `batch_pairs`, `lr`, `weight_decay`, `warmup_steps`, `steps`, `max_len`, `pooling`, `dropout`,
+ * `log` [{ step, lr, loss, <term>... }], `dev_spearman`, and `data`, a description that names the
+ * training set: "STS-B ..." (STS-B train, dev = STS-B dev) or "... MRPC ..." (GLUE MRPC train,
+ * dev = MRPC dev). A run whose data cannot be recognised is a failed check, not a skipped one.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { readMsrParaphrase } from '../data/msr-paraphrase.js';
+import { loadMrpc } from '../data/pairs.js';
+import { loadStsBenchmark } from '../data/sts.js';
+import { loadModel } from '../models/load.js';
+import { check, type ParityCheck } from '../parity/check.js';
+import { InputError } from '../util/errors.js';
+import { binaryDevEvaluation, stsDevEvaluation, type DevEvaluation } from './dev-evaluation.js';
+import { pairExamples, type TrainingExamples } from './examples.js';
+import { Trainer, type TrainerConfig } from './trainer.js';
+
+export const TRAIN_GOLDEN_TOLERANCE = { lrRelative: 1e-12, lossRelative: 1e-3, devSpearman: 5e-3 } as const;
+
+export interface GoldenTrainRun {
+  weights: Record<string, number>;
+  n_pairs: number;
+  batch_pairs: number;
+  lr: number;
+  weight_decay: number;
+  warmup_steps: number;
+  steps: number;
+  max_len: number;
+  taus: [number, number, number];
+  pooling: string;
+  dropout: number;
+  log: Array<{ step: number; lr: number; loss: number } & Record<string, number>>;
+  dev_spearman: number;
+  data: string;
+}
+
+export interface GoldenReplay {
+  name: string;
+  steps: number;
+  worst: { lr: number; loss: number; terms: Record<string, number>; lossStep: number };
+  devSpearman: number;
+  devReference: number;
+  devDiff: number;
+  seconds: number;
+  checks: ParityCheck[];
+}
+
+export function readGoldenTrainRuns(goldenDir: string): Map<string, GoldenTrainRun> {
+  const file = join(goldenDir, 'train.json');
+  const raw = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  const runs = new Map<string, GoldenTrainRun>();
+  for (const [name, v] of Object.entries(raw)) {
+    if (v && typeof v === 'object' && Array.isArray((v as GoldenTrainRun).log)) runs.set(name, v as GoldenTrainRun);
+  }
+  if (runs.size === 0) throw new InputError('no training runs (objects with a "log" list) found', { file });
+  return runs;
+}
+
+function goldenData(run: GoldenTrainRun, dataDir: string, name: string): { train: TrainingExamples; dev: DevEvaluation } {
+  if (/MRPC/i.test(run.data)) {
+    // The reference read the train.tsv it names, in file order. Where that copy differs from the
+    // full GLUE split (shared/data's lacks one pair, at row 91), its first rows are what it trained on.
+    const tsv = join(dataDir, 'mrpc', 'train.tsv');
+    const pairs = /train\.tsv/.test(run.data) && existsSync(tsv) ? readMsrParaphrase(tsv).map((r) => r.pair) : loadMrpc('train', { dataDir }).pairs;
+    return { train: pairExamples('GLUE MRPC train', pairs.slice(0, run.n_pairs)), dev: binaryDevEvaluation(loadMrpc('dev', { dataDir })) };
+  }
+  if (/STS-?B/i.test(run.data)) {
+    const train = loadStsBenchmark('train', { dataDir });
+    return { train: pairExamples('STSBenchmark train', train.pairs.slice(0, run.n_pairs)), dev: stsDevEvaluation(loadStsBenchmark('dev', { dataDir })) };
+  }
+  throw new InputError(`training run '${name}': cannot tell its data from "${run.data}" (expected it to name STS-B or MRPC)`);
+}
+
+/** The trainer configuration that reproduces a golden run. */
+export function goldenTrainerConfig(run: GoldenTrainRun): TrainerConfig {
+  const [tauCos, tauIbn, tauAngle] = run.taus;
+  return {
+    objective: {
+      name: 'angle',
+      loss: {
+        preset: 'paper',
+        weights: { cosine: run.weights.cosine ?? 0, ibn: run.weights.ibn ?? 0, angle: run.weights.angle ?? 0 },
+        taus: { cosine: tauCos, ibn: tauIbn, angle: tauAngle },
+      },
+    },
+    pooling: run.pooling,
+    maxLength: run.max_len,
+    batchSize: run.batch_pairs,
+    maxSteps: run.steps,
+    lr: run.lr,
+    schedule: 'linear',
+    warmupSteps: run.warmup_steps,
+    warmupStart: 'one-step',
+    weightDecay: run.weight_decay,
+    shuffle: false,
+    dropout: run.dropout,
+    evalAtEnd: true,
+  };
+}
+
+const rel = (a: number, b: number) => Math.abs(a - b) / Math.max(Math.abs(b), 1e-12);
+
+/** Trains from the golden weights as the run says and compares with its log. */
+export async function replayGoldenTrainRun(
+  goldenDir: string,
+  dataDir: string,
+  name: string,
+  run: GoldenTrainRun,
+  opts: { onStep?: (line: string) => void } = {},
+): Promise<GoldenReplay> {
+  const t0 = performance.now();
+  const { train, dev } = goldenData(run, dataDir, name);
+  const m = await loadModel(join(goldenDir, 'model'));
+  try {
+    const trainer = new Trainer({ model: m, train, dev, config: goldenTrainerConfig(run), progress: false });
+    const result = await trainer.run();
+    const checks: ParityCheck[] = [];
+    const worst = { lr: 0, loss: 0, terms: {} as Record<string, number>, lossStep: -1 };
+    if (result.log.length !== run.log.length) {
+      checks.push({ name: `train/${name}/steps`, ok: false, detail: `ran ${result.log.length} steps, the reference logged ${run.log.length}` });
+    }
+    for (const ref of run.log) {
+      const ours = result.log[ref.step];
+      if (!ours) continue;
+      worst.lr = Math.max(worst.lr, rel(ours.lr, ref.lr));
+      const dl = rel(ours.loss, ref.loss);
+      if (dl >= worst.loss) {
+        worst.loss = dl;
+        worst.lossStep = ref.step;
+      }
+      for (const k of Object.keys(ref)) {
+        if (k === 'step' || k === 'lr' || k === 'loss') continue;
+        const v = ours.terms[k];
+        const d = v === undefined ? Number.POSITIVE_INFINITY : rel(v, ref[k]);
+        worst.terms[k] = Math.max(worst.terms[k] ?? 0, d);
+      }
+      opts.onStep?.(`${name} step ${ref.step}: loss ${ours.loss.toFixed(6)} (ref ${ref.loss.toFixed(6)}), lr ${ours.lr}`);
+    }
+    checks.push(check(`train/${name}/lr`, worst.lr, TRAIN_GOLDEN_TOLERANCE.lrRelative, 'max rel diff'));
+    checks.push(check(`train/${name}/loss`, worst.loss, TRAIN_GOLDEN_TOLERANCE.lossRelative, 'max rel diff'));
+    for (const [k, d] of Object.entries(worst.terms)) checks.push(check(`train/${name}/${k}`, d, TRAIN_GOLDEN_TOLERANCE.lossRelative, 'max rel diff'));
+    const devRho = result.final?.spearman ?? Number.NaN;
+    const devDiff = Math.abs(devRho - run.dev_spearman);
+    checks.push({
+      ...check(`train/${name}/dev_spearman`, devDiff, TRAIN_GOLDEN_TOLERANCE.devSpearman, '|diff|'),
+      detail: `ours ${devRho.toFixed(5)} ref ${run.dev_spearman.toFixed(5)} |diff| ${devDiff.toExponential(2)} (tol ${TRAIN_GOLDEN_TOLERANCE.devSpearman})`,
+    });
+    return { name, steps: result.log.length, worst, devSpearman: devRho, devReference: run.dev_spearman, devDiff, seconds: (performance.now() - t0) / 1000, checks };
+  } finally {
+    m.model.dispose();
+  }
+}
+
+/** Every run of a golden train.json as parity checks. */
+export async function checkTrainGolden(goldenDir: string, dataDir: string, opts: { log?: (line: string) => void } = {}): Promise<ParityCheck[]> {
+  const out: ParityCheck[] = [];
+  for (const [name, run] of readGoldenTrainRuns(goldenDir)) {
+    try {
+      const r = await replayGoldenTrainRun(goldenDir, dataDir, name, run);
+      opts.log?.(`train/${name}: ${r.steps} steps in ${r.seconds.toFixed(1)} s`);
+      out.push(...r.checks);
+    } catch (e) {
+      out.push({ name: `train/${name}`, ok: false, detail: (e as Error).message });
+    }
+  }
+  return out;
+}
