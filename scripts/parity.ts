@@ -1,5 +1,5 @@
 /**
- * npm run parity -- --golden <dir> [--data <dir>] [--backend cpu] [--only forward,losses,eval]
+ * npm run parity -- --golden <dir> [--data <dir>] [--backend cpu] [--only forward,losses,eval,train]
  *
  * Checks this implementation against a golden reference directory (layout:
  * ../shared/golden/README.md): one line per check, then `parity: N passed, M failed`; exits 1

@@ -11,10 +11,11 @@ import type { SentenceEncoder } from '../embed/types.js';
 import { checkEvalGolden } from '../eval/golden.js';
 import { checkLossesGolden } from '../losses/golden.js';
 import { loadModel } from '../models/load.js';
+import { checkTrainGolden } from '../train/golden.js';
 import { InputError } from '../util/errors.js';
 import { checkForwardGolden } from './forward.js';
 
-export const GOLDEN_SUITE_NAMES = ['forward', 'losses', 'eval'] as const;
+export const GOLDEN_SUITE_NAMES = ['forward', 'losses', 'eval', 'train'] as const;
 export type GoldenSuiteName = (typeof GOLDEN_SUITE_NAMES)[number];
 
 export interface GoldenSuite {
@@ -40,6 +41,7 @@ export function goldenSuites(o: GoldenSuiteOptions): GoldenSuite[] {
     { name: 'forward', run: needsFile(o.goldenDir, 'forward.safetensors', 'forward', () => checkForwardGolden(o.goldenDir)) },
     { name: 'losses', run: needsFile(o.goldenDir, 'losses.json', 'losses', () => checkLossesGolden(o.goldenDir)) },
     { name: 'eval', run: needsFile(o.goldenDir, 'eval.json', 'eval', () => checkEvalWithGoldenModel(o)) },
+    { name: 'train', run: needsFile(o.goldenDir, 'train.json', 'train', () => checkTrainWithData(o)) },
   ];
   return all.filter((s) => !o.only || o.only.includes(s.name));
 }
@@ -71,4 +73,10 @@ async function checkEvalWithGoldenModel(o: GoldenSuiteOptions): Promise<ParityCh
   } finally {
     m.model.dispose();
   }
+}
+
+/** train.json: every run replayed from the golden weights on the active backend (see lib/train/golden.ts). */
+async function checkTrainWithData(o: GoldenSuiteOptions): Promise<ParityCheck[]> {
+  if (!o.dataDir) throw new InputError('the train suite reads training data: pass --data <dir> or set ANGLE_DATA_DIR');
+  return checkTrainGolden(o.goldenDir, o.dataDir, { log: o.log });
 }

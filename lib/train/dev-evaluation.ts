@@ -14,6 +14,8 @@ import { InputError } from '../util/errors.js';
 export interface DevEvaluation {
   /** Shown in logs and stored in results, e.g. "STSBenchmark dev". */
   name: string;
+  /** Pairs evaluated (for the results file). */
+  rows?: number;
   /** Metrics as fractions (Spearman ρ, not ×100), keyed by metric name. */
   evaluate(encoder: SentenceEncoder): Promise<Record<string, number>>;
 }
@@ -24,6 +26,7 @@ export function stsDevEvaluation(set: StsSet | { name: string; pairs: readonly S
   if (set.pairs.length < 2) throw new InputError(`dev set '${name}' has ${set.pairs.length} pairs; Spearman needs at least 2`);
   return {
     name,
+    rows: set.pairs.length,
     async evaluate(encoder) {
       const texts = set.pairs.flatMap((p) => [p.a, p.b]);
       const { emb, index } = await embedUnique(encoder, texts, { progress: false });
@@ -46,6 +49,7 @@ export function binaryDevEvaluation(set: BinarySet): DevEvaluation {
   const name = `${set.task} ${set.split}`;
   return {
     name,
+    rows: set.pairs.length,
     async evaluate(encoder) {
       const r = await evaluateBinaryPairs(encoder, set.pairs, { task: set.task, encode: { progress: false } });
       return { spearman: r.spearman };

@@ -18,7 +18,7 @@ import { tf } from '../backend/index.js';
 import { BertSentenceEncoder } from '../embed/encoder.js';
 import { needsHiddenStates, parsePooling, pool, type Pooling } from '../embed/pooling.js';
 import type { BertModel } from '../models/bert.js';
-import { serializeSafetensors, type TensorToWrite } from '../models/safetensors.js';
+import { readSafetensors, serializeSafetensors, type TensorToWrite } from '../models/safetensors.js';
 import type { HfTokenizer } from '../models/tokenizer.js';
 import { collectProvenance } from '../report/provenance.js';
 import { newRunId, writeRunRecord, type RunRecord } from '../report/run-record.js';
@@ -107,6 +107,11 @@ export interface TrainerOptions {
   model: TrainerModel;
   train: TrainingExamples;
   dev?: DevEvaluation;
+  /**
+   * Evaluated once after the last step, on the best dev checkpoint when one was kept (its weights
+   * are loaded back into the model, as SimCSE and AnglE report test numbers), else on the final weights.
+   */
+  test?: DevEvaluation;
   config: TrainerConfig;
   /** Checkpoints and the best model go here. */
   runDir?: string;
@@ -135,6 +140,8 @@ export interface TrainResult {
   best?: { metric: string; value: number; step: number };
   /** Dev metrics after the last step (when evaluated). */
   final?: Record<string, number>;
+  /** Test metrics and which weights produced them. */
+  test?: { metrics: Record<string, number>; weights: string };
   resumedFrom?: string;
   resultsFile?: string;
   bestModelDir?: string;
@@ -449,12 +456,28 @@ export class Trainer {
     }
 
     const complete = state.step >= r.totalSteps;
+    let test: TrainResult['test'];
+    if (complete && this.o.test) {
+      let weights = `final (step ${state.step})`;
+      if (bestModelDir && state.best && state.best.step !== state.step) {
+        const saved = readSafetensors(join(bestModelDir, 'model.safetensors')).tensors;
+        for (const [name, v] of m.params) {
+          const t = saved.get(name);
+          if (t) tf.tidy(() => v.assign(tf.tensor(t.data, t.shape, 'float32')));
+        }
+        weights = `best dev ${state.best.metric} (step ${state.best.step})`;
+      }
+      const t1 = performance.now();
+      test = { metrics: await this.o.test.evaluate(this.encoderForEval()), weights };
+      this.o.onEval?.({ step: state.step, metrics: Object.fromEntries(Object.entries(test.metrics).map(([k, v]) => [`test_${k}`, v])), seconds: (performance.now() - t1) / 1000 });
+    }
     const wallSeconds = (performance.now() - t0) / 1000;
-    const result: TrainResult = { steps: state.step, log: state.log, evals: state.evals, best: state.best, final, resumedFrom, bestModelDir, wallSeconds, complete };
+    const result: TrainResult = { steps: state.step, log: state.log, evals: state.evals, best: state.best, final, test, resumedFrom, bestModelDir, wallSeconds, complete };
     if (complete && this.o.experiment) {
       const metrics: Record<string, number> = {};
       if (final) for (const [k, v] of Object.entries(final)) metrics[`dev_${k}`] = v * 100;
       if (state.best) metrics[`best_dev_${state.best.metric}`] = state.best.value * 100;
+      if (test) for (const [k, v] of Object.entries(test.metrics)) metrics[`test_${k}`] = v * 100;
       metrics.final_loss = state.log[state.log.length - 1]?.loss ?? NaN;
       const record: RunRecord = {
         experiment: this.o.experiment,
@@ -464,12 +487,12 @@ export class Trainer {
         wallSeconds: state.elapsedSeconds,
         seed: r.seed,
         config: { ...c, resolved: { ...r }, resumedFrom: resumedFrom ?? null, decayedParameters: optimizer.decayedParameters().length },
-        data: [{ id: this.o.train.name, split: 'train', rows: this.o.train.items.length, sha256: this.dataSha256() }, ...(this.o.dev ? [{ id: this.o.dev.name, split: 'dev', rows: 0 }] : [])],
+        data: [{ id: this.o.train.name, split: 'train', rows: this.o.train.items.length, sha256: this.dataSha256() }, ...(this.o.dev ? [{ id: this.o.dev.name, split: 'dev', rows: this.o.dev.rows ?? 0 }] : []), ...(this.o.test ? [{ id: this.o.test.name, split: 'test', rows: this.o.test.rows ?? 0 }] : [])],
         model: { id: this.o.model.id ?? 'unnamed model', weightsSha256: this.o.model.weightsSha256 },
         provenance: collectProvenance(),
         metrics,
         paper: this.o.paper,
-        details: { log: state.log, evals: state.evals, best: state.best ?? null, tokensSeen: state.tokensSeen },
+        details: { log: state.log, evals: state.evals, best: state.best ?? null, testWeights: test?.weights ?? null, tokensSeen: state.tokensSeen },
       };
       result.resultsFile = writeRunRecord(record, this.o.resultsDir);
     }
