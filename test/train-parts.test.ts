@@ -213,7 +213,7 @@ describe('training examples', () => {
   });
 });
 
-describe('cpu kernel overrides', () => {
+describe('JavaScript kernels for cpu and wasm', () => {
   test('UnsortedSegmentSum (the gradient of gather) scatter-adds rows, drops out-of-range ids', () => {
     const x = tf.tensor2d([1, 2, 3, 4, 5, 6, 7, 8], [4, 2]);
     const ids = tf.tensor1d([2, 0, 2, -1], 'int32');
@@ -224,4 +224,27 @@ describe('cpu kernel overrides', () => {
     const g = tf.grad((v: tf.Tensor) => tf.sum(tf.mul(tf.gather(v, tf.tensor1d([1, 1, 2], 'int32')), c)))(w);
     assert.deepEqual([...g.dataSync()], [0, 0, 3, 30, 3, 30]);
   });
+});
+
+test('wasm trains too: gather gradient and AngleAdamW equal the cpu results', async () => {
+  const run = () => {
+    const w = tf.variable(tf.tensor2d([0.5, -1, 2, 0.25, 1.5, -0.75], [3, 2]));
+    const c = tf.tensor2d([1, 10, 2, 20, 3, 30], [3, 2]);
+    const g = tf.grad((v: tf.Tensor) => tf.sum(tf.mul(tf.gather(v, tf.tensor1d([1, 1, 2], 'int32')), c)))(w);
+    const opt = new AdamW(new Map([['emb.weight', w]]));
+    opt.step(new Map([['emb.weight', g]]), 0.1);
+    const out = { grad: [...g.dataSync()], weight: [...w.dataSync()] };
+    opt.dispose();
+    tf.dispose([w, c, g]);
+    return out;
+  };
+  const onCpu = run();
+  await initBackend('wasm', { quiet: true });
+  try {
+    const onWasm = run();
+    assert.deepEqual(onWasm.grad, onCpu.grad);
+    onWasm.weight.forEach((x, i) => assert.ok(Math.abs(x - onCpu.weight[i]) < 1e-6, `weight ${i}: ${x} vs ${onCpu.weight[i]}`));
+  } finally {
+    await initBackend('cpu', { quiet: true });
+  }
 });

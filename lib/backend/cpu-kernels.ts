@@ -22,7 +22,15 @@ import { FUSED_KERNELS } from './fused-ops.js';
 
 interface CpuLikeBackend {
   readSync(dataId: object): ArrayLike<number>;
-  makeTensorInfo(shape: number[], dtype: tf.DataType, values: tf.TypedArray): tf.TensorInfo;
+  /** tfjs-backend-cpu */
+  makeTensorInfo?(shape: number[], dtype: tf.DataType, values: tf.TypedArray): tf.TensorInfo;
+  /** tfjs-backend-wasm, which has no makeTensorInfo (copies the values into its heap) */
+  makeOutput?(shape: number[], dtype: tf.DataType, memoryOffset: undefined, values: tf.TypedArray): tf.TensorInfo;
+}
+
+function output(backend: CpuLikeBackend, shape: number[], dtype: tf.DataType, values: tf.TypedArray): tf.TensorInfo {
+  // Check makeTensorInfo first: the cpu backend also has a makeOutput, with another signature.
+  return backend.makeTensorInfo ? backend.makeTensorInfo(shape, dtype, values) : backend.makeOutput!(shape, dtype, undefined, values);
 }
 
 function unsortedSegmentSum(args: { inputs: tf.NamedTensorInfoMap; backend: unknown; attrs?: tf.NamedAttrMap }): tf.TensorInfo {
@@ -43,7 +51,7 @@ function unsortedSegmentSum(args: { inputs: tf.NamedTensorInfoMap; backend: unkn
     const xi = i * width;
     for (let j = 0; j < width; j++) out[o + j] += values[xi + j];
   }
-  return backend.makeTensorInfo([numSegments, ...rest], dtype, out);
+  return output(backend, [numSegments, ...rest], dtype, out);
 }
 
 function adamW(args: { inputs: tf.NamedTensorInfoMap; backend: unknown; attrs?: tf.NamedAttrMap }): tf.TensorInfo[] {
@@ -72,9 +80,9 @@ function adamW(args: { inputs: tf.NamedTensorInfoMap; backend: unknown; attrs?: 
     pOut[i] = P[i] * decay - (stepSize * mi) / (Math.sqrt(vi) / bc2Sqrt + a.eps);
   }
   return [
-    backend.makeTensorInfo(param.shape.slice(), 'float32', pOut),
-    backend.makeTensorInfo(param.shape.slice(), 'float32', mOut),
-    backend.makeTensorInfo(param.shape.slice(), 'float32', vOut),
+    output(backend, param.shape.slice(), 'float32', pOut),
+    output(backend, param.shape.slice(), 'float32', mOut),
+    output(backend, param.shape.slice(), 'float32', vOut),
   ];
 }
 
@@ -95,6 +103,22 @@ function withIdentityShortcut(original: tf.KernelFunc): tf.KernelFunc {
 }
 
 let registered = false;
+let registeredWasm = false;
+
+/**
+ * tfjs-backend-wasm has no UnsortedSegmentSum at all (so no gradient of gather, i.e. no BERT
+ * training) and no AngleAdamW; the same JavaScript kernels serve it, reading and writing its heap.
+ */
+export function registerWasmKernelAdditions(): void {
+  if (registeredWasm) return;
+  if (!tf.getKernel(tf.UnsortedSegmentSum, 'wasm')) {
+    tf.registerKernel({ kernelName: tf.UnsortedSegmentSum, backendName: 'wasm', kernelFunc: unsortedSegmentSum as unknown as tf.KernelFunc });
+  }
+  if (!tf.getKernel(FUSED_KERNELS.adamW, 'wasm')) {
+    tf.registerKernel({ kernelName: FUSED_KERNELS.adamW, backendName: 'wasm', kernelFunc: adamW as unknown as tf.KernelFunc });
+  }
+  registeredWasm = true;
+}
 
 /** Installs the replacements for the cpu backend (idempotent). */
 export function registerCpuKernelOverrides(): void {

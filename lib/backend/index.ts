@@ -15,7 +15,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { cpus, arch } from 'node:os';
 import { envConfig } from '../config.js';
 import { UnavailableError } from '../util/errors.js';
-import { registerCpuKernelOverrides } from './cpu-kernels.js';
+import { registerCpuKernelOverrides, registerWasmKernelAdditions } from './cpu-kernels.js';
 import { registerGradients } from './gradients.js';
 
 export const BACKEND_NAMES = ['cpu', 'wasm', 'cuda', 'tensorflow'] as const;
@@ -65,6 +65,7 @@ async function start(name: BackendName): Promise<string> {
     }
     case 'wasm': {
       const wasm = (await import('@tensorflow/tfjs-backend-wasm')) as typeof import('@tensorflow/tfjs-backend-wasm');
+      registerWasmKernelAdditions();
       if (!(await tf.setBackend('wasm'))) throw new UnavailableError('backend wasm failed to initialise');
       return `${cpuDevice()}, wasm threads ${wasm.getThreadsCount()}`;
     }
