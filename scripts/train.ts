@@ -165,6 +165,9 @@ try {
     test: data.test,
     runDir,
     experiment,
+    paperNote:
+      'the papers report these tasks for pretrained checkpoints (AnglE Table 3: bert-base-uncased and LLaMA); ' +
+      'their numbers are compared in the notebooks once lib/report holds the transcribed tables, and a randomly initialised model has no paper cell',
     config: {
       objective,
       pooling: values.pooling,

@@ -46,6 +46,8 @@ export interface RunRecord {
   /** Spearman and similar as ρ × 100 where the papers report them that way. */
   metrics: Record<string, number>;
   paper?: Record<string, PaperCell>;
+  /** Why a run has no paper cell beside it (e.g. a model no paper reports), when `paper` is absent. */
+  paperNote?: string;
   /** Anything else worth keeping (training log, per-subset scores). */
   details?: Record<string, unknown>;
 }

@@ -120,6 +120,8 @@ export interface TrainerOptions {
   resultsDir?: string;
   /** The paper's numbers for this run's metrics, copied into the results file. */
   paper?: RunRecord['paper'];
+  /** Recorded when there is no paper number for this run, saying why. */
+  paperNote?: string;
   onStep?: (log: StepLog) => void;
   onEval?: (log: EvalLog) => void;
   /** Progress line (default: on). */
@@ -492,6 +494,7 @@ export class Trainer {
         provenance: collectProvenance(),
         metrics,
         paper: this.o.paper,
+        ...(this.o.paper ? {} : { paperNote: this.o.paperNote ?? 'no paper cell was given for this run' }),
         details: { log: state.log, evals: state.evals, best: state.best ?? null, testWeights: test?.weights ?? null, tokensSeen: state.tokensSeen },
       };
       result.resultsFile = writeRunRecord(record, this.o.resultsDir);
