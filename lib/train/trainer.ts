@@ -310,6 +310,9 @@ export class Trainer {
     const r = this.resolved;
     const m = this.o.model.model;
     const started = new Date();
+    // Taken now, not at the end: the commit and backend that the run starts with are the ones
+    // whose code it runs (a long run may outlive several commits).
+    const provenance = collectProvenance();
     if (c.dropout !== undefined) {
       m.config.hiddenDropout = c.dropout;
       m.config.attentionDropout = c.dropout;
@@ -486,12 +489,13 @@ export class Trainer {
         runId: newRunId(started),
         startedAt: started.toISOString(),
         finishedAt: new Date().toISOString(),
-        wallSeconds: state.elapsedSeconds,
+        // Training (across resumes) plus this session's final evaluations.
+        wallSeconds: elapsedBefore + (performance.now() - t0) / 1000,
         seed: r.seed,
         config: { ...c, resolved: { ...r }, resumedFrom: resumedFrom ?? null, decayedParameters: optimizer.decayedParameters().length },
         data: [{ id: this.o.train.name, split: 'train', rows: this.o.train.items.length, sha256: this.dataSha256() }, ...(this.o.dev ? [{ id: this.o.dev.name, split: 'dev', rows: this.o.dev.rows ?? 0 }] : []), ...(this.o.test ? [{ id: this.o.test.name, split: 'test', rows: this.o.test.rows ?? 0 }] : [])],
         model: { id: this.o.model.id ?? 'unnamed model', weightsSha256: this.o.model.weightsSha256 },
-        provenance: collectProvenance(),
+        provenance,
         metrics,
         paper: this.o.paper,
         ...(this.o.paper ? {} : { paperNote: this.o.paperNote ?? 'no paper cell was given for this run' }),
