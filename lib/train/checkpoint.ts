@@ -8,14 +8,14 @@
  *                             counts, best metric, the log so far, config fingerprint, shapes
  *
  * A checkpoint is written into a temporary directory beside its final name and renamed into
- * place as the last act, so a crash mid-write leaves no `step-*` directory that looks complete;
- * stale temporaries are removed by the next save. `latestCheckpoint` trusts only directories whose
+ * place as the last act (`writeDirectoryAtomicSync`), so a crash mid-write leaves no `step-*`
+ * directory that looks complete; stale temporaries are removed by the next save. `latestCheckpoint` trusts only directories whose
  * state file parses and whose step matches the name.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { readSafetensors, serializeSafetensors, type TensorToWrite } from '../models/safetensors.js';
+import { writeDirectoryAtomicSync } from '../util/atomic-write.js';
 import { InputError } from '../util/errors.js';
 import type { AdamWState } from './adamw.js';
 
@@ -89,12 +89,10 @@ export function saveCheckpoint(
   optimizer: AdamWState,
 ): string {
   const root = checkpointsDir(runDir);
-  mkdirSync(root, { recursive: true });
-  for (const e of readdirSync(root)) if (e.includes('.tmp-')) rmSync(join(root, e), { recursive: true, force: true });
+  // Temporaries of any step a crashed save left behind (the helper below clears only this step's).
+  if (existsSync(root)) for (const e of readdirSync(root)) if (e.includes('.tmp-')) rmSync(join(root, e), { recursive: true, force: true });
   const final = join(root, stepDirName(state.step));
-  const tmp = join(root, `${stepDirName(state.step)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
-  try {
-    mkdirSync(tmp);
+  writeDirectoryAtomicSync(final, (tmp) => {
     const model: Record<string, TensorToWrite> = {};
     for (const [name, t] of weights) model[name] = { shape: t.shape, data: t.data };
     writeFileSync(join(tmp, 'model.safetensors'), serializeSafetensors(model, { format: 'pt', step: String(state.step) }));
@@ -103,12 +101,7 @@ export function saveCheckpoint(
     for (const [name, t] of optimizer.expAvgSq) opt[`exp_avg_sq.${name}`] = { shape: t.shape, data: t.data };
     writeFileSync(join(tmp, 'optimizer.safetensors'), serializeSafetensors(opt, { optimizer: 'AdamW' }));
     writeFileSync(join(tmp, 'trainer-state.json'), JSON.stringify({ ...state, optimizerSteps: optimizer.steps }, null, 1));
-    if (existsSync(final)) rmSync(final, { recursive: true, force: true });
-    renameSync(tmp, final);
-  } catch (e) {
-    rmSync(tmp, { recursive: true, force: true });
-    throw e;
-  }
+  });
   return final;
 }
 

@@ -11,8 +11,8 @@
  * Everything that can be checked is checked in the constructor (data, objective/data fit, dev set,
  * schedule), so bad input fails before anything is written.
  */
-import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { createHash, randomBytes } from 'node:crypto';
+import { copyFileSync, existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { tf } from '../backend/index.js';
 import { BertSentenceEncoder } from '../embed/encoder.js';
@@ -22,6 +22,7 @@ import { readSafetensors, serializeSafetensors, type TensorToWrite } from '../mo
 import type { HfTokenizer } from '../models/tokenizer.js';
 import { collectProvenance } from '../report/provenance.js';
 import { newRunId, writeRunRecord, type RunRecord } from '../report/run-record.js';
+import { writeDirectoryAtomicSync } from '../util/atomic-write.js';
 import { InputError } from '../util/errors.js';
 import { Progress } from '../util/progress.js';
 import { AdamW } from './adamw.js';
@@ -274,13 +275,11 @@ export class Trainer {
 
   /** Writes the current weights as a loadable model directory `<runDir>/best` (atomically). */
   private async saveBest(meta: Record<string, string>): Promise<string> {
-    const runDir = this.o.runDir!;
-    const final = join(runDir, 'best');
-    const tmp = join(runDir, `best.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
-    try {
-      mkdirSync(tmp, { recursive: true });
+    const final = join(this.o.runDir!, 'best');
+    const weights = await this.weightsOnHost();
+    writeDirectoryAtomicSync(final, (tmp) => {
       const tensors: Record<string, TensorToWrite> = {};
-      for (const [name, t] of await this.weightsOnHost()) tensors[name] = { shape: t.shape, data: t.data };
+      for (const [name, t] of weights) tensors[name] = { shape: t.shape, data: t.data };
       writeFileSync(join(tmp, 'model.safetensors'), serializeSafetensors(tensors, { format: 'pt', ...meta }));
       const src = this.o.model.dir;
       if (src) {
@@ -289,12 +288,7 @@ export class Trainer {
         }
       }
       writeFileSync(join(tmp, 'best.json'), JSON.stringify(meta, null, 1));
-      rmSync(final, { recursive: true, force: true });
-      renameSync(tmp, final);
-    } catch (e) {
-      rmSync(tmp, { recursive: true, force: true });
-      throw e;
-    }
+    });
     return final;
   }
 
