@@ -11,6 +11,7 @@
 import { InputError } from '../util/errors.js';
 import type { ScoredPair } from './sts.js';
 import { parseBinaryLabel, pyFileLines, pyStrip, readText } from './text.js';
+import { readTsvColumns } from './tsv.js';
 
 export interface MsrRow {
   id1: string;
@@ -23,27 +24,11 @@ const WHAT = 'MSR paraphrase rows: Quality, #1 ID, #2 ID, #1 String, #2 String';
 
 /** Reads an MSR paraphrase / GLUE MRPC file, columns found by header name. */
 export function readMsrParaphrase(file: string): MsrRow[] {
-  const lines = pyFileLines(readText(file, WHAT));
-  const header = lines[0].split('\t').map((h) => h.trim());
-  const idx = COLUMNS.map((c) => {
-    const i = header.indexOf(c);
-    if (i < 0) throw new InputError(`header has no column '${c}' (missing column): expected ${WHAT}; found ${header.join(', ')}`, { file, line: 1 });
-    return i;
-  });
-  const need = Math.max(...idx) + 1;
-  const rows: MsrRow[] = [];
-  for (let i = 1; i < lines.length; i++) {
-    const where = { file, line: i + 1 };
-    if (lines[i] === '') continue;
-    const f = lines[i].split('\t');
-    if (f.length < need) {
-      throw new InputError(`expected ${header.length} tab-separated columns (${header.join(', ')}), found ${f.length} (missing column)`, where);
-    }
-    const [q, i1, i2, a, b] = idx.map((j) => f[j]);
-    rows.push({ id1: pyStrip(i1), id2: pyStrip(i2), pair: { a, b, score: parseBinaryLabel(q, where), source: where } });
-  }
-  if (rows.length === 0) throw new InputError(`no data rows after the header line`, { file, line: 2 });
-  return rows;
+  return readTsvColumns(file, COLUMNS, WHAT).map(({ values: [q, i1, i2, a, b], where }) => ({
+    id1: pyStrip(i1),
+    id2: pyStrip(i2),
+    pair: { a, b, score: parseBinaryLabel(q, where), source: where },
+  }));
 }
 
 /** GLUE's dev_ids.tsv: one `#1 ID<TAB>#2 ID` per line. */

@@ -24,6 +24,7 @@ import { DATASETS, type BinaryTaskName } from './registry.js';
 import { checkSize } from './sizes.js';
 import type { LoadOptions, ScoredPair } from './sts.js';
 import { parseBinaryLabel, pyFileLines, readText } from './text.js';
+import { readTsvColumns } from './tsv.js';
 
 export interface BinarySet {
   task: BinaryTaskName;
@@ -47,34 +48,12 @@ interface TsvSpec {
 
 /** Reads a tab-separated file with a header line, picking the columns by name. */
 export function loadBinaryTsv(file: string, task: BinaryTaskName, split: string, spec: TsvSpec): BinarySet {
-  const lines = pyFileLines(readText(file, spec.what));
-  const header = lines[0].split('\t').map((h) => h.trim());
-  const col = (name: string): number => {
-    const i = header.indexOf(name);
-    if (i < 0) {
-      throw new InputError(`header has no column '${name}' (missing column): expected ${spec.what}; found ${header.join(', ')}`, {
-        file,
-        line: 1,
-      });
-    }
-    return i;
-  };
-  const ia = col(spec.a);
-  const ib = col(spec.b);
-  const il = col(spec.label);
-  const need = Math.max(ia, ib, il) + 1;
-  const pairs: ScoredPair[] = [];
-  for (let i = 1; i < lines.length; i++) {
-    const where = { file, line: i + 1 };
-    if (lines[i] === '') continue;
-    const f = lines[i].split('\t');
-    if (f.length < need) {
-      throw new InputError(`expected ${header.length} tab-separated columns (${header.join(', ')}), found ${f.length} (missing column)`, where);
-    }
-    const score = parseBinaryLabel(f[il], where, spec.labelNames);
-    pairs.push({ a: f[ia], b: f[ib], score, source: where });
-  }
-  if (pairs.length === 0) throw new InputError(`no data rows after the header line`, { file, line: 2 });
+  const pairs: ScoredPair[] = readTsvColumns(file, [spec.a, spec.b, spec.label], spec.what).map(({ values: [a, b, label], where }) => ({
+    a,
+    b,
+    score: parseBinaryLabel(label, where, spec.labelNames),
+    source: where,
+  }));
   return { task, split, pairs, files: [file] };
 }
 
