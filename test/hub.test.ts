@@ -229,7 +229,8 @@ test('first call downloads into the Hub cache layout; second call makes no reque
   assert.equal(hubPaths[0], '/test-org/bert-tiny/resolve/main/config.json');
   assert.ok(hubPaths.slice(1).every((p) => p.includes(`/resolve/${COMMIT_A}/`)), hubPaths.join(' '));
   // The 8.4 MB safetensors gets percentage lines; every downloaded file gets a final line.
-  assert.ok(progress.some((m) => /model\.safetensors: .* \(50%\)/.test(m)), progress.join('\n'));
+  // Which percentages appear depends on how the stream is chunked (10 s of CI showed 41% then 51%).
+  assert.ok(progress.some((m) => /model\.safetensors: .* \(([1-9]|[1-9]\d)%\)$/.test(m)), progress.join('\n'));
   assert.ok(progress.some((m) => /model\.safetensors: 8\.4 MB \/ 8\.4 MB \(100%\), done/.test(m)), progress.join('\n'));
   assert.equal(progress.filter((m) => m.endsWith('done')).length, MODEL_FILES.length);
 
