@@ -7,7 +7,12 @@
  * bench/torch_train_step.py measured in the same device run, with the ratio.
  *
  *   node --import tsx bench/cuda-train-step.ts [--configs 32x64,128x64,256x32] [--precisions fp32,tf32]
- *        [--steps 20] [--warmup 3] [--torch torch.json] [--out bench.json] [--results-dir bench/results]
+ *        [--steps 20] [--warmup 3] [--torch torch.json] [--out bench.json] [--results-dir bench/results] [--profile]
+ *
+ * --profile adds, per configuration: the host time to dispatch one step (queueing only) against its
+ * wall time with the device, and the device time per kernel name, measured by synchronising around
+ * every kernel of one step (which serialises the step, so the per-kernel times include one launch
+ * each; they rank the kernels, they do not add up to the step time).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -15,11 +20,11 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { execFileSync } from 'node:child_process';
 import { initBackend, tf } from '../lib/backend/index.js';
-import { fusedAdamWUpdate } from '../lib/backend/fused-ops.js';
 import { pool } from '../lib/embed/pooling.js';
 import { cosineLoss } from '../lib/losses/index.js';
 import { parseBertConfig } from '../lib/models/bert-config.js';
 import { BertModel } from '../lib/models/bert.js';
+import { AdamW } from '../lib/train/adamw.js';
 import { bertParameterShapes, type RawTensor } from '../lib/models/bert-weights.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -32,6 +37,8 @@ const { values: opts } = parseArgs({
     torch: { type: 'string' },
     out: { type: 'string' },
     'results-dir': { type: 'string' },
+    /** After the timed steps of each configuration: host/device split of one step and per-kernel device time. */
+    profile: { type: 'boolean', default: false },
   },
 });
 
@@ -78,30 +85,65 @@ interface Row {
   kernelsPerStep: number;
   peakDeviceMiB: number;
   finalLoss: number;
+  profile?: Profile;
 }
 
 const weights = randomWeights(1234);
 const model = new BertModel(config, weights, 7);
 weights.clear();
 const vars = [...model.params.values()];
+const canonical = new Map([...model.params].map(([name, v]) => [v.name, name]));
 console.log(`BERT-base: ${(model.numParameters() / 1e6).toFixed(1)} M parameters on ${info.device}`);
 
-function step(batch: { inputIds: Int32Array; tokenTypeIds: Int32Array; attentionMask: Int32Array; batch: number; seqLen: number }, labels: number[], moments: Array<{ m: tf.Tensor; v: tf.Tensor }>, t: number): tf.Scalar {
+// The trainer's optimiser (lib/train/adamw.ts, one fused kernel per parameter). Weight decay on every
+// parameter, as torch.optim.AdamW(model.parameters()) in the peer script; parameters without a
+// gradient (the pooler, unused with [CLS] pooling) are skipped in both.
+function step(batch: { inputIds: Int32Array; tokenTypeIds: Int32Array; attentionMask: Int32Array; batch: number; seqLen: number }, labels: number[], opt: AdamW): tf.Scalar {
   const { value, grads } = tf.variableGrads(() => {
     const out = model.forward(batch, { training: true });
     const mask = tf.tensor2d(batch.attentionMask, [batch.batch, batch.seqLen], 'int32');
     return cosineLoss(pool('cls', { lastHiddenState: out.lastHiddenState, attentionMask: mask }), labels);
-  });
-  tf.tidy(() => {
-    vars.forEach((v, i) => {
-      const u = fusedAdamWUpdate({ param: v, grad: grads[v.name], m: moments[i].m, v: moments[i].v, lr: 2e-5, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01, step: t });
-      v.assign(u.param);
-      tf.dispose([moments[i].m, moments[i].v]);
-      moments[i] = { m: tf.keep(u.m), v: tf.keep(u.v) };
-    });
-  });
+  }, vars);
+  opt.step(new Map(Object.entries(grads).map(([k, g]) => [canonical.get(k) ?? k, g])), 2e-5);
   tf.dispose(grads);
   return value;
+}
+
+interface Profile {
+  hostMs: number;
+  wallMs: number;
+  kernels: Array<{ name: string; calls: number; ms: number }>;
+}
+
+function profileStep(batch: Parameters<typeof step>[0], labels: number[], opt: AdamW): Profile {
+  cuda.cudaSynchronize();
+  const t0 = performance.now();
+  const loss = step(batch, labels, opt);
+  const hostMs = performance.now() - t0;
+  cuda.cudaSynchronize();
+  const wallMs = performance.now() - t0;
+  loss.dispose();
+  const byName = new Map<string, { calls: number; ms: number }>();
+  const engine = tf.engine() as unknown as { runKernel: (n: string, ...r: unknown[]) => unknown };
+  const original = engine.runKernel;
+  engine.runKernel = function (n: string, ...r: unknown[]) {
+    cuda.cudaSynchronize();
+    const k0 = performance.now();
+    const out = original.call(engine, n, ...r);
+    cuda.cudaSynchronize();
+    const e = byName.get(n) ?? { calls: 0, ms: 0 };
+    e.calls += 1;
+    e.ms += performance.now() - k0;
+    byName.set(n, e);
+    return out;
+  };
+  try {
+    step(batch, labels, opt).dispose();
+  } finally {
+    engine.runKernel = original;
+  }
+  const kernels = [...byName].map(([name, e]) => ({ name, ...e })).sort((a, b) => b.ms - a.ms);
+  return { hostMs, wallMs, kernels };
 }
 
 const rows: Row[] = [];
@@ -122,9 +164,8 @@ for (const cfg of opts.configs!.split(',')) {
   const labels = Array.from({ length: pairs }, () => Math.floor(rand() * 6));
   for (const precision of opts.precisions!.split(',') as Array<'fp32' | 'tf32'>) {
     cuda.setCudaMatmulPrecision(precision);
-    const moments = vars.map((v) => ({ m: tf.keep(tf.zerosLike(v) as tf.Tensor), v: tf.keep(tf.zerosLike(v) as tf.Tensor) }));
-    let t = 0;
-    for (let i = 0; i < warmup; i++) step(batch, labels, moments, ++t).dispose();
+    const opt = new AdamW(model.params, { weightDecay: 0.01, noDecay: () => false });
+    for (let i = 0; i < warmup; i++) step(batch, labels, opt).dispose();
     // one counted step: how many kernels the tfjs engine dispatches per training step
     const names: string[] = [];
     const engine = tf.engine() as unknown as { runKernel: (n: string, ...r: unknown[]) => unknown };
@@ -133,28 +174,34 @@ for (const cfg of opts.configs!.split(',')) {
       names.push(n);
       return original.call(engine, n, ...r);
     };
-    step(batch, labels, moments, ++t).dispose();
+    step(batch, labels, opt).dispose();
     engine.runKernel = original;
     cuda.cudaSynchronize();
     const t0 = performance.now();
     let last: tf.Scalar | undefined;
     for (let i = 0; i < steps; i++) {
       last?.dispose();
-      last = step(batch, labels, moments, ++t);
+      last = step(batch, labels, opt);
     }
     const finalLoss = last!.dataSync()[0];
     cuda.cudaSynchronize();
     const seconds = (performance.now() - t0) / 1000;
     last!.dispose();
-    tf.dispose(moments.flatMap((m) => [m.m, m.v]));
+    const profile = opts.profile ? profileStep(batch, labels, opt) : undefined;
+    opt.dispose();
     const row: Row = {
       config: cfg, pairs, tokens, precision, steps, seconds,
       tokensPerSecond: (pairs * 2 * tokens * steps) / seconds,
       kernelsPerStep: names.length,
       peakDeviceMiB: cuda.cudaMemoryStats().peakInUse / 2 ** 20,
       finalLoss,
+      ...(profile ? { profile } : {}),
     };
     rows.push(row);
+    if (profile) {
+      console.log(`  profile ${cfg} ${precision}: host dispatch ${profile.hostMs.toFixed(1)} ms of a ${profile.wallMs.toFixed(1)} ms step; serialised per-kernel device time (top 15):`);
+      for (const k of profile.kernels.slice(0, 15)) console.log(`    ${k.name.padEnd(28)} ${String(k.calls).padStart(5)} calls ${k.ms.toFixed(2).padStart(8)} ms`);
+    }
     console.log(`config ${cfg} ${precision}: ${row.tokensPerSecond.toFixed(0)} tokens/s (${((seconds / steps) * 1000).toFixed(1)} ms/step, ${names.length} kernels/step, peak ${row.peakDeviceMiB.toFixed(0)} MiB, loss ${finalLoss.toFixed(4)})`);
   }
 }

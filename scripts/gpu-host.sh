@@ -54,9 +54,17 @@ if ! command -v node >/dev/null 2>&1 || [ "$(node -p 'process.versions.node.spli
   xz_file="$(ls "$here"/node-v*-linux-x64.xz 2>/dev/null | head -1)"
   if [ -z "$xz_file" ]; then say "FAIL node: no node on PATH and no node-v*-linux-x64.xz beside $0"; exit 1; fi
   node_dir="$(mktemp -d "${TMPDIR:-/tmp}/angle-node.XXXXXX")"
-  if ! tar -xJf "$xz_file" -C "$node_dir" --strip-components=1; then say "FAIL node: cannot unpack $xz_file (is xz installed?)"; exit 1; fi
+  mkdir -p "$node_dir/bin"
+  # Either an official tarball (node-vX-linux-x64.tar.xz layout) or the bare executable, xz-compressed.
+  if [ "$(xz -dc "$xz_file" 2>/dev/null | head -c 4 | od -An -c | tr -d ' ')" = "177ELF" ]; then
+    xz -dc "$xz_file" > "$node_dir/bin/node" && chmod +x "$node_dir/bin/node" || { say "FAIL node: cannot decompress $xz_file (is xz installed?)"; exit 1; }
+  elif ! tar -xJf "$xz_file" -C "$node_dir" --strip-components=1; then
+    say "FAIL node: cannot unpack $xz_file (neither a tar.xz nor an xz-compressed executable; is xz installed?)"; exit 1
+  fi
   export PATH="$node_dir/bin:$PATH"
 fi
+# Node-API headers for the addon build when the Node in use has none beside it (the bare executable).
+if [ -z "${NODE_INCLUDE_DIR:-}" ] && [ -f "$here/node-include/node_api.h" ]; then export NODE_INCLUDE_DIR="$here/node-include"; fi
 say "node $(node --version) at $(command -v node); app $app"
 if command -v nvidia-smi >/dev/null 2>&1; then
   { nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>&1 | head -3; } | sed 's/^/gpu: /' | tee -a "$summary"

@@ -114,13 +114,20 @@ while (queue.length) {
 // 4. Reference material for `npm run parity` and the golden tests.
 const goldenOut = join(app, 'golden', goldenDir.split('/').pop());
 cpSync(goldenDir, goldenOut, { recursive: true, filter: (src) => !src.endsWith('model-hub-naming.safetensors') });
-const DATA_SUBSETS = ['sts', 'stsb', 'sick', 'flickr30k'];
+const DATA_SUBSETS = ['sts', 'stsb', 'sick', 'flickr30k', 'mrpc'];
 if (withData) {
   for (const d of DATA_SUBSETS) if (existsSync(join(dataDir, d))) cpSync(join(dataDir, d), join(app, 'data', d), { recursive: true });
 }
 
 // 5. Node and the host script.
 copyFileSync(nodeXz, join(out, 'node-v20.20.2-linux-x64.xz'));
+// The shared Node is a bare xz-compressed executable without headers; the addon build needs
+// Node-API's four C headers (ABI-stable across Node versions), so they travel beside it.
+const nodeHeaders = ['node_api.h', 'node_api_types.h', 'js_native_api.h', 'js_native_api_types.h'];
+const nodeHeaderDir = [process.env.NODE_INCLUDE_DIR, resolve(dirname(process.execPath), '..', 'include', 'node')].find((d) => d && nodeHeaders.every((h) => existsSync(join(d, h))));
+if (!nodeHeaderDir) die(`Node-API headers (${nodeHeaders.join(', ')}) not found beside ${process.execPath}; set NODE_INCLUDE_DIR`);
+mkdirSync(join(out, 'node-include'), { recursive: true });
+for (const h of nodeHeaders) copyFileSync(join(nodeHeaderDir, h), join(out, 'node-include', h));
 copyFileSync(join(root, 'scripts', 'gpu-host.sh'), join(out, 'gpu-host.sh'));
 chmodSync(join(out, 'gpu-host.sh'), 0o755);
 

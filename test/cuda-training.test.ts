@@ -7,10 +7,10 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { join } from 'node:path';
 import { initBackend, tf } from '../lib/backend/index.js';
-import { fusedAdamWUpdate } from '../lib/backend/fused-ops.js';
 import { pool } from '../lib/embed/pooling.js';
 import { angleTotalLoss, cosineLoss, inBatchNegativesLoss } from '../lib/losses/index.js';
 import { BertModel } from '../lib/models/bert.js';
+import { AdamW } from '../lib/train/adamw.js';
 import { loadModel } from '../lib/models/load.js';
 import { checkForwardGolden } from '../lib/parity/forward.js';
 import { compare, cudaOrSkip, randInt, randn, runOn } from './fixtures/cuda/harness.js';
@@ -92,7 +92,9 @@ test('device memory after 1000 training steps equals memory after 10', async (tt
     const T = 16;
     const batch = { inputIds: randInt(B * T, 0, m.config.vocabSize, 3), tokenTypeIds: new Int32Array(B * T), attentionMask: new Int32Array(B * T).fill(1), batch: B, seqLen: T };
     const vars = [...model.params.values()];
-    const moments: Array<{ m: tf.Tensor; v: tf.Tensor }> = vars.map((v) => ({ m: tf.keep(tf.zerosLike(v) as tf.Tensor), v: tf.keep(tf.zerosLike(v) as tf.Tensor) }));
+    const canonical = new Map([...model.params].map(([name, v]) => [v.name, name]));
+    // The trainer's optimiser: its moment variables are created on the first step and then updated in place.
+    const opt = new AdamW(model.params, { weightDecay: 0.01 });
     const labels = [0, 1, 2, 3];
     let at10: { bytes: number; tensors: number } | undefined;
     let losses: number[] = [];
@@ -101,16 +103,8 @@ test('device memory after 1000 training steps equals memory after 10', async (tt
         const out = model.forward(batch, { training: true });
         const mask = tf.tensor2d(batch.attentionMask, [B, T], 'int32');
         return cosineLoss(pool('cls', { lastHiddenState: out.lastHiddenState, attentionMask: mask }), labels);
-      });
-      tf.tidy(() => {
-        vars.forEach((v, i) => {
-          const u = fusedAdamWUpdate({ param: v, grad: grads[v.name], m: moments[i].m, v: moments[i].v, lr: 1e-4, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.01, step });
-          v.assign(u.param);
-          moments[i].m.dispose();
-          moments[i].v.dispose();
-          moments[i] = { m: tf.keep(u.m), v: tf.keep(u.v) };
-        });
-      });
+      }, vars);
+      opt.step(new Map(Object.entries(grads).map(([k, g]) => [canonical.get(k) ?? k, g])), 1e-4);
       tf.dispose(grads);
       if (step % 100 === 0 || step === 10) losses.push(value.dataSync()[0]);
       value.dispose();
@@ -119,7 +113,7 @@ test('device memory after 1000 training steps equals memory after 10', async (tt
     const at1000 = { bytes: c.cudaMemoryStats().inUse, tensors: tf.memory().numTensors };
     assert.deepEqual(at1000, at10, `memory after 1000 steps ${JSON.stringify(at1000)} vs after 10 ${JSON.stringify(at10)}`);
     assert.ok(losses.every(Number.isFinite), `losses ${losses}`);
-    tf.dispose(moments.flatMap((x) => [x.m, x.v]));
+    opt.dispose();
     losses = [];
   } finally {
     model.dispose();

@@ -35,6 +35,7 @@ function binaryKernel(kernelName: string, op: number, names: [string, string] = 
       let out: tf.DataType;
       if (COMPARISONS.has(op)) out = 'bool';
       else if (op === BINARY.DIV || op === BINARY.ATAN2) out = 'float32';
+      else if (op === BINARY.FLOORDIV) out = 'int32';
       else out = tf.upcastType(x.dtype, y.dtype) === 'bool' ? 'int32' : tf.upcastType(x.dtype, y.dtype);
       return binaryOp(cudaOf(a), x, y, op, out);
     },
@@ -89,7 +90,7 @@ const binaries: CudaKernel[] = [
   binaryKernel(tf.Sub, BINARY.SUB),
   binaryKernel(tf.Multiply, BINARY.MUL),
   binaryKernel(tf.RealDiv, BINARY.DIV),
-  binaryKernel(tf.FloorDiv, BINARY.FLOORDIV),
+  binaryKernel(tf.FloorDiv, BINARY.FLOORDIV), // int32 result whatever the inputs, as tfjs-backend-cpu
   binaryKernel(tf.Mod, BINARY.MOD),
   binaryKernel(tf.Pow, BINARY.POW),
   binaryKernel(tf.Maximum, BINARY.MAX),

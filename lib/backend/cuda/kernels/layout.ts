@@ -53,7 +53,7 @@ export const layoutKernels: CudaKernel[] = [
   {
     kernelName: tf.ExpandDims,
     kernelFunc: (a) => {
-      const x = input(a, 'x');
+      const x = input(a, 'input');
       const rank = x.shape.length;
       let dim = attr<number>(a, 'dim');
       if (dim < 0) dim = rank + dim + 1;
@@ -243,7 +243,9 @@ export const layoutKernels: CudaKernel[] = [
       const sliceRank = indices.shape[indices.shape.length - 1];
       if (sliceRank > 6) throw new Error(`cuda backend: GatherNd with index tuples of ${sliceRank}: at most 6 are supported`);
       const idx = indices.dtype === 'int32' ? indices : castTo(b, indices, 'int32');
-      b.addon.gatherNd(b.ptr(params), b.ptr(idx), b.ptr(out), numSlices, sliceRank, sliceSize, strides, params.shape.slice(0, sliceRank));
+      // tfjs gives strides in slices; the native kernel indexes elements.
+      const elementStrides = strides.map((s) => s * sliceSize);
+      b.addon.gatherNd(b.ptr(params), b.ptr(idx), b.ptr(out), numSlices, sliceRank, sliceSize, elementStrides, params.shape.slice(0, sliceRank));
       if (idx !== indices) b.disposeIntermediateTensorInfo(idx);
       return out;
     },
@@ -259,7 +261,11 @@ export const layoutKernels: CudaKernel[] = [
       if (s.sliceRank > 6) throw new Error(`cuda backend: ScatterNd with index tuples of ${s.sliceRank}: at most 6 are supported`);
       const dtype = updates.dtype === 'bool' ? 'int32' : updates.dtype;
       const out = b.makeTensorInfo(shape, dtype);
-      b.addon.scatterNd(dtCode(dtype), b.ptr(indices), b.ptr(updates), b.ptr(out), s.numUpdates, s.sliceRank, s.sliceSize, s.strides, shape.slice(0, s.sliceRank), s.outputSize);
+      const idx = indices.dtype === 'int32' ? indices : castTo(b, indices, 'int32');
+      // tfjs gives strides in slices (one per index column); the native kernel indexes elements.
+      const elementStrides = s.strides.slice(0, s.sliceRank).map((v) => v * s.sliceSize);
+      b.addon.scatterNd(dtCode(dtype), b.ptr(idx), b.ptr(updates), b.ptr(out), s.numUpdates, s.sliceRank, s.sliceSize, elementStrides, shape.slice(0, s.sliceRank), s.outputSize);
+      if (idx !== indices) b.disposeIntermediateTensorInfo(idx);
       return out;
     },
   },

@@ -47,9 +47,11 @@ export function reduceImpl(b: CudaBackend, x: Info, axisAttr: number | number[] 
 }
 
 function reduceKernel(kernelName: string, op: number): CudaKernel {
+  // tfjs names Max's axes `reductionIndices` (MaxAttrs); every other reduction calls them `axis`.
+  const axisAttr = kernelName === tf.Max ? 'reductionIndices' : 'axis';
   return {
     kernelName,
-    kernelFunc: (a) => reduceImpl(cudaOf(a), input(a, 'x'), attr<number | number[]>(a, 'axis'), attr<boolean>(a, 'keepDims') ?? false, op),
+    kernelFunc: (a) => reduceImpl(cudaOf(a), input(a, 'x'), attr<number | number[]>(a, axisAttr), attr<boolean>(a, 'keepDims') ?? false, op),
   };
 }
 
