@@ -9,6 +9,7 @@
 # Every step is time-bounded (STEP_TIMEOUT_<STEP> seconds, defaults below) and the script goes on
 # after a failing step; it exits non-zero at the end if any step failed. A later call with
 # --only tests,parity,bench reuses the addon an earlier --only build left in bundle/app/build/.
+# BENCH_PROFILE=1 adds the benchmark's --profile (host/device split, per-kernel device time).
 # Outputs: build.txt, gpu-tests.txt, parity.txt, bench.txt, bench.json, cuda-train-step-<date>.json,
 # summary.txt (8 files at most, for the device tool).
 set -u -o pipefail
@@ -123,7 +124,7 @@ if want bench; then
   py="${PYTHON:-python3}"
   step bench-torch "${STEP_TIMEOUT_BENCH_TORCH:-300}" "$out/bench.txt" "$py" bench/torch_train_step.py --configs "$bench_configs" --steps "$bench_steps" --out "$torch_json"
   mv "$out/bench.txt" "$out/bench-torch.txt" 2>/dev/null
-  step bench-ours "${STEP_TIMEOUT_BENCH_OURS:-420}" "$out/bench.txt" "${runner[@]}" "bench/cuda-train-step.$ext" --configs "$bench_configs" --steps "$bench_steps" --torch "$torch_json" --out "$out/bench.json" --results-dir "$out"
+  step bench-ours "${STEP_TIMEOUT_BENCH_OURS:-420}" "$out/bench.txt" "${runner[@]}" "bench/cuda-train-step.$ext" --configs "$bench_configs" --steps "$bench_steps" --torch "$torch_json" --out "$out/bench.json" --results-dir "$out" ${BENCH_PROFILE:+--profile}
   cat "$out/bench-torch.txt" >> "$out/bench.txt" 2>/dev/null && rm -f "$out/bench-torch.txt" "$torch_json"
   grep -E '^(config|  )' "$out/bench.txt" | head -20 | tee -a "$summary"
 fi

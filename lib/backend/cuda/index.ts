@@ -18,18 +18,28 @@ function describe(d: DeviceInfo): string {
   return `${d.name} (sm_${d.computeCapability.replace('.', '')}, ${d.multiprocessors} SMs, ${(d.totalMemory / 2 ** 30).toFixed(1)} GiB; CUDA runtime ${v(d.runtimeVersion)}, driver ${v(d.driverVersion)}, cuBLASLt ${d.cublasLtVersion})`;
 }
 
+/**
+ * Registers a CudaBackend over `addon` under the tfjs backend name `name`, with every kernel of
+ * CUDA_KERNELS (those not registered for that name yet). `startCuda` uses it for 'cuda' and the
+ * native addon; tests use it to run the same TypeScript layer over an emulated addon under
+ * another name. Does not make the backend active.
+ */
+export function registerCudaBackendWith(name: string, addon: CudaAddon, device: DeviceInfo, precision: MatmulPrecision = 'tf32', priority = 2): CudaBackend {
+  const b = new CudaBackend(addon, device, precision);
+  tf.registerBackend(name, () => b, priority);
+  for (const k of CUDA_KERNELS) {
+    if (!tf.getKernel(k.kernelName, name)) {
+      tf.registerKernel({ kernelName: k.kernelName, backendName: name, kernelFunc: k.kernelFunc as unknown as tf.KernelFunc });
+    }
+  }
+  return b;
+}
+
 /** Registers (once) and activates the cuda backend; returns a description of the device. */
 export async function startCuda(): Promise<string> {
   if (!backend) {
     const { addon, device } = loadAddon();
-    const b = new CudaBackend(addon, device, matmulPrecisionFromEnv());
-    tf.registerBackend(CUDA_BACKEND_NAME, () => b, 2);
-    for (const k of CUDA_KERNELS) {
-      if (!tf.getKernel(k.kernelName, CUDA_BACKEND_NAME)) {
-        tf.registerKernel({ kernelName: k.kernelName, backendName: CUDA_BACKEND_NAME, kernelFunc: k.kernelFunc as unknown as tf.KernelFunc });
-      }
-    }
-    backend = b;
+    backend = registerCudaBackendWith(CUDA_BACKEND_NAME, addon, device, matmulPrecisionFromEnv());
   }
   if (!(await tf.setBackend(CUDA_BACKEND_NAME))) throw new Error('tf.setBackend(cuda) failed after registering the backend');
   return describe(backend.device);

@@ -96,10 +96,13 @@ export const layoutKernels: CudaKernel[] = [
         b.disposeIntermediateTensorInfo(sliced);
         return out;
       }
+      // General case: one strided read over x's own axes (a shrunk axis has size 1 there;
+      // finalShapeSparse drops it and so does not line up with x's axes), then the final reshape.
       const xs = contiguousStrides(x.shape);
-      const strides = info.finalShapeSparse.map((_, k) => xs[k] * info.strides[k]);
+      const size = tf.slice_util.computeOutShape(info.begin, info.end, info.strides).map((n) => Math.max(0, n));
+      const strides = x.shape.map((_, k) => xs[k] * info.strides[k]);
       const offset = info.begin.reduce((s, v, k) => s + v * xs[k], 0);
-      const flat = stridedCopy(b, x, info.finalShapeSparse, strides, offset);
+      const flat = stridedCopy(b, x, size, strides, offset);
       const out = reshapeTo(b, flat, info.finalShape);
       b.disposeIntermediateTensorInfo(flat);
       return out;

@@ -14,7 +14,8 @@ function outDtype(op: number, x: tf.DataType): tf.DataType {
   if (op === REDUCE.ANY || op === REDUCE.ALL) return 'bool';
   if (op === REDUCE.ARGMAX || op === REDUCE.ARGMIN) return 'int32';
   if (op === REDUCE.MEAN) return 'float32';
-  if (x === 'bool') return 'int32';
+  // tfjs-backend-cpu: Max/Min of bools stay bool, other reductions of bools count in int32.
+  if (x === 'bool') return op === REDUCE.MAX || op === REDUCE.MIN ? 'bool' : 'int32';
   return x;
 }
 
@@ -129,7 +130,8 @@ export const reduceKernels: CudaKernel[] = [
       if (k > cols) throw new Error(`cuda backend: TopK: k (${k}) must be <= the last dimension (${cols})`);
       const outShape = [...x.shape.slice(0, -1), k];
       const src = x.dtype === 'bool' ? castTo(b, x, 'int32') : x;
-      const values = b.makeTensorInfo(outShape, src.dtype);
+      // Values keep x's dtype as on cpu (bools are stored as int32, so the bytes are the same).
+      const values = b.makeTensorInfo(outShape, x.dtype);
       const indices = b.makeTensorInfo(outShape, 'int32');
       const rows = cols > 0 ? sizeOf(x.shape) / cols : 0;
       b.addon.topk(dtCode(src.dtype), b.ptr(src), b.ptr(values), b.ptr(indices), rows, cols, k);
