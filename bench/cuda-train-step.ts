@@ -113,6 +113,8 @@ interface Profile {
   hostMs: number;
   wallMs: number;
   kernels: Array<{ name: string; calls: number; ms: number }>;
+  /** BatchMatMul by operand shapes and transpose flags, with its TFLOP/s. */
+  matmuls: Array<{ name: string; calls: number; ms: number; tflops: number }>;
 }
 
 function profileStep(batch: Parameters<typeof step>[0], labels: number[], opt: AdamW): Profile {
@@ -124,6 +126,7 @@ function profileStep(batch: Parameters<typeof step>[0], labels: number[], opt: A
   const wallMs = performance.now() - t0;
   loss.dispose();
   const byName = new Map<string, { calls: number; ms: number }>();
+  const byShape = new Map<string, { calls: number; ms: number; flop: number }>();
   const engine = tf.engine() as unknown as { runKernel: (n: string, ...r: unknown[]) => unknown };
   const original = engine.runKernel;
   engine.runKernel = function (n: string, ...r: unknown[]) {
@@ -131,10 +134,26 @@ function profileStep(batch: Parameters<typeof step>[0], labels: number[], opt: A
     const k0 = performance.now();
     const out = original.call(engine, n, ...r);
     cuda.cudaSynchronize();
+    const ms = performance.now() - k0;
     const e = byName.get(n) ?? { calls: 0, ms: 0 };
     e.calls += 1;
-    e.ms += performance.now() - k0;
+    e.ms += ms;
     byName.set(n, e);
+    if (n === tf.BatchMatMul) {
+      const { a, b } = r[0] as { a: tf.TensorInfo; b: tf.TensorInfo };
+      const { transposeA, transposeB } = r[1] as { transposeA: boolean; transposeB: boolean };
+      const key = `[${a.shape}]${transposeA ? 'T' : ''} x [${b.shape}]${transposeB ? 'T' : ''}`;
+      const ra = a.shape.length;
+      const m = transposeA ? a.shape[ra - 1] : a.shape[ra - 2];
+      const k = transposeA ? a.shape[ra - 2] : a.shape[ra - 1];
+      const nCols = transposeB ? b.shape[b.shape.length - 2] : b.shape[b.shape.length - 1];
+      const batch = Math.max(a.shape.slice(0, -2).reduce((x, y) => x * y, 1), b.shape.slice(0, -2).reduce((x, y) => x * y, 1));
+      const f = byShape.get(key) ?? { calls: 0, ms: 0, flop: 0 };
+      f.calls += 1;
+      f.ms += ms;
+      f.flop += 2 * batch * m * k * nCols;
+      byShape.set(key, f);
+    }
     return out;
   };
   try {
@@ -143,7 +162,8 @@ function profileStep(batch: Parameters<typeof step>[0], labels: number[], opt: A
     engine.runKernel = original;
   }
   const kernels = [...byName].map(([name, e]) => ({ name, ...e })).sort((a, b) => b.ms - a.ms);
-  return { hostMs, wallMs, kernels };
+  const matmuls = [...byShape].map(([name, e]) => ({ name, calls: e.calls, ms: e.ms, tflops: e.flop / (e.ms / 1000) / 1e12 })).sort((a, b) => b.ms - a.ms);
+  return { hostMs, wallMs, kernels, matmuls };
 }
 
 const rows: Row[] = [];
@@ -187,7 +207,14 @@ for (const cfg of opts.configs!.split(',')) {
     cuda.cudaSynchronize();
     const seconds = (performance.now() - t0) / 1000;
     last!.dispose();
-    const profile = opts.profile ? profileStep(batch, labels, opt) : undefined;
+    let profile: Profile | undefined;
+    if (opts.profile) {
+      try {
+        profile = profileStep(batch, labels, opt);
+      } catch (e) {
+        console.log(`  profile ${cfg} ${precision} failed: ${(e as Error).stack ?? e}`);
+      }
+    }
     opt.dispose();
     const row: Row = {
       config: cfg, pairs, tokens, precision, steps, seconds,
@@ -201,6 +228,8 @@ for (const cfg of opts.configs!.split(',')) {
     if (profile) {
       console.log(`  profile ${cfg} ${precision}: host dispatch ${profile.hostMs.toFixed(1)} ms of a ${profile.wallMs.toFixed(1)} ms step; serialised per-kernel device time (top 15):`);
       for (const k of profile.kernels.slice(0, 15)) console.log(`    ${k.name.padEnd(28)} ${String(k.calls).padStart(5)} calls ${k.ms.toFixed(2).padStart(8)} ms`);
+      console.log('    BatchMatMul by shape (serialised, so each includes one launch and one synchronisation):');
+      for (const k of profile.matmuls.slice(0, 12)) console.log(`      ${k.name.padEnd(40)} ${String(k.calls).padStart(4)} calls ${k.ms.toFixed(2).padStart(8)} ms ${k.tflops.toFixed(0).padStart(5)} TFLOP/s`);
     }
     console.log(`config ${cfg} ${precision}: ${row.tokensPerSecond.toFixed(0)} tokens/s (${((seconds / steps) * 1000).toFixed(1)} ms/step, ${names.length} kernels/step, peak ${row.peakDeviceMiB.toFixed(0)} MiB, loss ${finalLoss.toFixed(4)})`);
   }
