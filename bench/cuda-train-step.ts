@@ -244,12 +244,18 @@ const table = rows.map((r) => {
 console.log('\nconfig     precision  ours tok/s  torch tok/s  ratio');
 for (const r of table) console.log(`  ${r.config.padEnd(9)}${r.precision.padEnd(11)}${r.tokensPerSecond.toFixed(0).padStart(10)}  ${(r.torchTokensPerSecond?.toFixed(0) ?? '-').padStart(11)}  ${r.ratio?.toFixed(2) ?? '-'}`);
 
+// The commit: from the bundle's MANIFEST.json when running from a GPU bundle (a .git above the
+// bundle may be a stale copy on the host), else from git.
 const git = (() => {
+  const manifest = join(here, '..', '..', 'MANIFEST.json');
+  if (existsSync(manifest)) {
+    const m = JSON.parse(readFileSync(manifest, 'utf8')) as { commit: string | null; dirty?: boolean };
+    return m.commit ? `${m.commit}${m.dirty ? ' (dirty)' : ''}` : null;
+  }
   try {
     return execFileSync('git', ['rev-parse', 'HEAD'], { cwd: here, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
   } catch {
-    const manifest = join(here, '..', '..', 'MANIFEST.json');
-    return existsSync(manifest) ? (JSON.parse(readFileSync(manifest, 'utf8')) as { commit: string | null }).commit : null;
+    return null;
   }
 })();
 const smi = (() => {

@@ -111,6 +111,7 @@ test('device memory after 1000 training steps equals memory after 10', async (tt
       if (step === 10) at10 = { bytes: c.cudaMemoryStats().inUse, tensors: tf.memory().numTensors };
     }
     const at1000 = { bytes: c.cudaMemoryStats().inUse, tensors: tf.memory().numTensors };
+    tt.diagnostic(`after 10 steps: ${JSON.stringify(at10)}; after 1000: ${JSON.stringify(at1000)}; losses every 100 steps: ${losses.map((x) => x.toFixed(4)).join(' ')}`);
     assert.deepEqual(at1000, at10, `memory after 1000 steps ${JSON.stringify(at1000)} vs after 10 ${JSON.stringify(at10)}`);
     assert.ok(losses.every(Number.isFinite), `losses ${losses}`);
     opt.dispose();
@@ -126,7 +127,10 @@ test('an allocation beyond the device memory fails with a clear error and leaves
   await initBackend('cuda', { quiet: true });
   try {
     // 2^38 floats = 1 TiB: more than any GPU has.
-    assert.throws(() => tf.fill([2 ** 19, 2 ** 19], 0), /CUDA out of memory: tried to allocate 1048576\.00 MiB .*in use by tensors .* cached .* device free/);
+    assert.throws(() => tf.fill([2 ** 19, 2 ** 19], 0), (e: Error) => {
+      tt.diagnostic(`the error: ${e.message}`);
+      return /CUDA out of memory: tried to allocate 1048576\.00 MiB .*in use by tensors .* cached .* device free/.test(e.message);
+    });
     const c = await cuda();
     const addon = c.cudaAddon();
     addon.setMemoryLimit(c.cudaMemoryStats().inUse + 64 * 2 ** 20);

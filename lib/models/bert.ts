@@ -134,12 +134,15 @@ export class BertModel {
       const scale = 1 / Math.sqrt(D);
       for (let l = 0; l < cfg.numLayers; l++) {
         const p = `encoder.layer.${l}.`;
-        // q, v: [B, H, T, D]; k directly as [B, H, D, T], so no matMul needs transposeB (slow on wasm).
+        // q, v: [B, H, T, D]. k: [B, H, T, D] with matMul's transposeB on cuda (a [0,2,1,3]
+        // transpose moves whole D-rows, 16 bytes at a time); elsewhere directly as [B, H, D, T],
+        // so no matMul needs transposeB (slow on wasm).
         const split = (t: tf.Tensor, perm: number[]) => tf.transpose(tf.reshape(t, [B, T, H, D]), perm);
         const q = split(this.linear(h, `${p}attention.self.query`), [0, 2, 1, 3]);
-        const kT = split(this.linear(h, `${p}attention.self.key`), [0, 2, 3, 1]);
+        const keysTransposedByMatMul = tf.getBackend() === 'cuda';
+        const k = split(this.linear(h, `${p}attention.self.key`), keysTransposedByMatMul ? [0, 2, 1, 3] : [0, 2, 3, 1]);
         const v = split(this.linear(h, `${p}attention.self.value`), [0, 2, 1, 3]);
-        const scores = tf.add(tf.mul(tf.matMul(q, kT), scale), additiveMask);
+        const scores = tf.add(tf.mul(tf.matMul(q, k, false, keysTransposedByMatMul), scale), additiveMask);
         const probs = this.dropout(tf.softmax(scores, -1), cfg.attentionDropout, training);
         const ctx = tf.reshape(tf.transpose(tf.matMul(probs, v), [0, 2, 1, 3]), [B, T, cfg.hiddenSize]);
         const attnOut = this.dropout(this.linear(ctx, `${p}attention.output.dense`), cfg.hiddenDropout, training);

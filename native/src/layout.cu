@@ -6,10 +6,21 @@
 
 namespace angle {
 
-__global__ void copyStridedKernel(const uint32_t* __restrict__ x, uint32_t* __restrict__ y, int64_t n, Dims d, Strides st,
-                                  int64_t off) {
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
-    y[i] = x[off + stridedOffset(i, d, st)];
+// T is the unit copied (one word, or four as a uint4); I the index type (32-bit index arithmetic is
+// several times cheaper than 64-bit division on the GPU, and used whenever the sizes allow it).
+template <typename T, typename I>
+__global__ void copyStridedKernel(const T* __restrict__ x, T* __restrict__ y, I n, Dims d, Strides st, int64_t off) {
+  for (I i = blockIdx.x * (I)blockDim.x + threadIdx.x; i < n; i += (I)gridDim.x * blockDim.x) {
+    I rem = i;
+    int64_t o = off;
+    for (int k = d.rank - 1; k >= 0; --k) {
+      I size = (I)d.size[k];
+      I q = rem / size;
+      o += (int64_t)(rem - q * size) * st.s[k];
+      rem = q;
+    }
+    y[i] = x[o];
+  }
 }
 
 static int64_t numel(const Dims& d) {
@@ -18,10 +29,34 @@ static int64_t numel(const Dims& d) {
   return n;
 }
 
+static bool aligned16(const void* p) { return ((uintptr_t)p & 15) == 0; }
+
+template <typename T>
+static void launchCopyStrided(const T* x, T* y, int64_t n, const Dims& d, const Strides& st, int64_t off) {
+  // The grid-stride loop adds at most gridDim*blockDim (< 2^21) past n, so int32 is safe below 2^30.
+  if (n < (int64_t(1) << 30))
+    copyStridedKernel<T, int32_t><<<gridFor(n), 256, 0, stream()>>>(x, y, (int32_t)n, d, st, off);
+  else
+    copyStridedKernel<T, int64_t><<<gridFor(n), 256, 0, stream()>>>(x, y, n, d, st, off);
+}
+
 void copyStrided(const void* x, void* y, const Dims& outDims, const Strides& inStrides, int64_t inOffset) {
   int64_t n = numel(outDims);
   if (n == 0) return;
-  copyStridedKernel<<<gridFor(n), 256, 0, stream()>>>((const uint32_t*)x, (uint32_t*)y, n, outDims, inStrides, inOffset);
+  // Rows of four or more contiguous words (the attention-head transposes [B,T,H,D] -> [B,H,T,D])
+  // move as 16-byte units when every stride, the offset and both pointers allow it.
+  int last = outDims.rank - 1;
+  bool vec4 = last >= 0 && inStrides.s[last] == 1 && outDims.size[last] % 4 == 0 && inOffset % 4 == 0 && aligned16(x) && aligned16(y);
+  for (int k = 0; vec4 && k < last; ++k) vec4 = inStrides.s[k] % 4 == 0;
+  if (vec4) {
+    Dims d4 = outDims;
+    Strides s4 = inStrides;
+    d4.size[last] /= 4;
+    for (int k = 0; k < last; ++k) s4.s[k] /= 4;
+    launchCopyStrided<uint4>((const uint4*)x, (uint4*)y, n / 4, d4, s4, inOffset / 4);
+  } else {
+    launchCopyStrided<uint32_t>((const uint32_t*)x, (uint32_t*)y, n, outDims, inStrides, inOffset);
+  }
   LAUNCH_CHECK("copyStrided");
 }
 
