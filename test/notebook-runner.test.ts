@@ -204,8 +204,13 @@ function nbconvertMissing(): string | undefined {
   if (version.status !== 0) return 'jupyter nbconvert is not installed (see docs/jupyter.md)';
   const paths = spawnSync('jupyter', ['--paths', '--json'], { encoding: 'utf8' });
   const dataDirs = paths.status === 0 ? ((JSON.parse(paths.stdout) as { data?: string[] }).data ?? []) : [];
-  if (!dataDirs.some((d) => existsSync(join(d, 'kernels', 'tslab', 'kernel.json')))) {
-    return 'the tslab kernelspec is not installed (npx tslab install, see docs/jupyter.md)';
+  // Jupyter uses the first data dir that has the kernelspec.
+  const spec = dataDirs.map((d) => join(d, 'kernels', 'tslab', 'kernel.json')).find((f) => existsSync(f));
+  if (!spec) return 'the tslab kernelspec is not installed (npx tslab install, see docs/jupyter.md)';
+  // A kernelspec left by another checkout names a tslab that is not there (nbconvert would fail to launch it).
+  const argv0 = (JSON.parse(readFileSync(spec, 'utf8')) as { argv?: string[] }).argv?.[0];
+  if (argv0 && argv0.includes('/') && !existsSync(argv0)) {
+    return `the tslab kernelspec ${spec} runs ${argv0}, which does not exist (reinstall it from this checkout: npx tslab install)`;
   }
   return undefined;
 }
