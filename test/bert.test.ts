@@ -98,6 +98,16 @@ test('dropout only in training mode, reproducible from the seed', async (t) => {
   }
 });
 
+test('a loaded model holds one tensor per parameter, and dispose() frees every one', async (t) => {
+  const g = goldenOrSkip(t);
+  if (!g) return;
+  const before = tf.memory().numTensors;
+  const m = await loadModel(join(g, 'model'));
+  assert.equal(tf.memory().numTensors - before, m.model.params.size, 'tensors held by a loaded model');
+  m.model.dispose();
+  assert.equal(tf.memory().numTensors, before, 'tensors left after dispose()');
+});
+
 test('bad model directories fail with the file and the problem', async (t) => {
   if (!goldenOrSkip(t)) return;
   await assert.rejects(loadModel('/nonexistent/dir/for/sure'), /'\/nonexistent\/dir\/for\/sure' is neither an existing directory nor a Hugging Face Hub id/);

@@ -54,7 +54,10 @@ export class BertModel {
     // tfjs variable names are global: prefix each model's with its own instance number.
     const scope = `bert${instances++}`;
     for (const [name, t] of weights) {
-      this.params.set(name, tf.variable(tf.tensor(t.data as Float32Array, t.shape, 'float32'), true, `${scope}/${name}`));
+      // Inside tidy, so the tensor the variable starts from is released: otherwise it keeps the
+      // loaded weights alive after the first update and after dispose() (a second copy of the
+      // model in memory, found on the cuda backend by test/cuda-emulated-model.test.ts).
+      this.params.set(name, tf.tidy(() => tf.variable(tf.tensor(t.data as Float32Array, t.shape, 'float32'), true, `${scope}/${name}`)));
     }
     this.hasPooler = this.params.has('pooler.dense.weight');
   }
