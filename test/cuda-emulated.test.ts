@@ -8,13 +8,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { initBackend, tf } from '../lib/backend/index.js';
-import { fusedDropout } from '../lib/backend/fused-ops.js';
+import { initBackend } from '../lib/backend/index.js';
 import type { CudaBackend } from '../lib/backend/cuda/backend.js';
 import { registerCudaBackendWith } from '../lib/backend/cuda/index.js';
 import { cudaKernelNames } from '../lib/backend/cuda/kernels/index.js';
 import { createEmulatedAddon, philox4x32_10, sizeClass } from './fixtures/cuda/emulated-addon.js';
-import { compare, recordKernels, runOn } from './fixtures/cuda/harness.js';
+import { checkDeviceDropout, compare, recordKernels, runOn } from './fixtures/cuda/harness.js';
 import { kernelCases } from './fixtures/cuda/kernel-cases.js';
 
 const NAME = 'cuda-emulated';
@@ -49,25 +48,7 @@ test('kernel parity cases on the emulated addon', async (tt) => {
 });
 
 test('AngleDropout: keep rate, scaling, determinism, the Philox mask, gradient uses the same mask', async () => {
-  await tf.setBackend(NAME);
-  try {
-    const x = tf.ones([1000, 100]);
-    const [y1, y2, y3] = recordKernels(() => [fusedDropout(x, 0.1, 42), fusedDropout(x, 0.1, 42), fusedDropout(x, 0.1, 43)], dispatched);
-    const v1 = Array.from(y1.dataSync());
-    const kept = v1.reduce((n, v) => n + (v !== 0 ? 1 : 0), 0) / v1.length;
-    assert.ok(Math.abs(kept - 0.9) < 0.005, `kept fraction ${kept}`);
-    assert.ok(v1.every((v) => v === 0 || Math.abs(v - 1 / 0.9) < 1e-6));
-    assert.deepEqual(Array.from(y2.dataSync()), v1);
-    assert.notDeepEqual(Array.from(y3.dataSync()), v1);
-    // element i is kept iff the top 24 bits of word i % 4 of Philox4x32-10((i / 4, 0, 0, 0), seed) / 2^24 >= rate
-    const mask = v1.map((_, i) => ((philox4x32_10([Math.floor(i / 4), 0, 0, 0], [42, 0])[i % 4] >>> 8) / 2 ** 24 >= Math.fround(0.1) ? 1 : 0));
-    assert.deepEqual(v1.map((v) => (v !== 0 ? 1 : 0)), mask);
-    const g = tf.grad((v: tf.Tensor) => tf.sum(fusedDropout(v, 0.1, 42)))(x).dataSync();
-    assert.deepEqual(Array.from(g), v1, 'the gradient of sum(dropout(x)) is the mask / keep');
-    tf.dispose([x, y1, y2, y3]);
-  } finally {
-    await tf.setBackend('cpu');
-  }
+  await checkDeviceDropout(NAME, dispatched);
 });
 
 test('the parity cases dispatched every kernel the cuda backend registers', () => {
