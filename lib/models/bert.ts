@@ -35,6 +35,17 @@ const MASK_NEGATIVE = -1e9;
 
 let instances = 0;
 
+/**
+ * Whether the active backend transposes matMul operands for free (cuBLASLt on cuda reads them
+ * transposed), so BERT passes transposeB instead of running a Transpose kernel forward and
+ * backward. Elsewhere the transposes stay explicit: the wasm backend (XNNPACK) has a fast path only
+ * for untransposed operands and is ~10x slower with transposeB (measured: [2048,768]x[768,768]
+ * 2.0 s vs 0.19 s), and the cpu results stay those the golden parity was measured with.
+ */
+function matMulTransposesFree(): boolean {
+  return tf.getBackend() === 'cuda';
+}
+
 export class BertModel {
   readonly params: Map<string, tf.Variable>;
   readonly hasPooler: boolean;
@@ -68,20 +79,13 @@ export class BertModel {
     return v;
   }
 
-  /**
-   * x @ W^T + b with a PyTorch-layout [out, in] weight. On cuda the transpose is matMul's
-   * transposeB flag (cuBLASLt reads the weight transposed for free; an explicit Transpose costs a
-   * kernel forward and another backward for each of BERT-base's 73 dense layers). Elsewhere the
-   * weight is transposed explicitly: the wasm backend (XNNPACK) has a fast path only for
-   * untransposed operands and is ~10x slower with transposeB (measured: [2048,768]x[768,768]
-   * 2.0 s vs 0.19 s), and the cpu results stay those the golden parity was measured with.
-   */
+  /** x @ W^T + b with a PyTorch-layout [out, in] weight (see matMulTransposesFree for how W^T is formed). */
   private linear(x: tf.Tensor, prefix: string): tf.Tensor {
     const w = this.p(`${prefix}.weight`);
     const b = this.p(`${prefix}.bias`);
     const shape = x.shape;
     const x2 = tf.reshape(x, [-1, shape[shape.length - 1]]);
-    const xw = tf.getBackend() === 'cuda' ? tf.matMul(x2, w, false, true) : tf.matMul(x2, tf.transpose(w));
+    const xw = matMulTransposesFree() ? tf.matMul(x2, w, false, true) : tf.matMul(x2, tf.transpose(w));
     const y = tf.add(xw, b);
     return tf.reshape(y, [...shape.slice(0, -1), w.shape[0]]);
   }
@@ -137,12 +141,11 @@ export class BertModel {
       const scale = 1 / Math.sqrt(D);
       for (let l = 0; l < cfg.numLayers; l++) {
         const p = `encoder.layer.${l}.`;
-        // q, v: [B, H, T, D]. k: [B, H, T, D] with matMul's transposeB on cuda (a [0,2,1,3]
-        // transpose moves whole D-rows, 16 bytes at a time); elsewhere directly as [B, H, D, T],
-        // so no matMul needs transposeB (slow on wasm).
+        // q, v: [B, H, T, D]. k: [B, H, T, D] read transposed by matMul where that is free (and a
+        // [0,2,1,3] transpose moves whole D-rows), else transposed directly to [B, H, D, T].
         const split = (t: tf.Tensor, perm: number[]) => tf.transpose(tf.reshape(t, [B, T, H, D]), perm);
         const q = split(this.linear(h, `${p}attention.self.query`), [0, 2, 1, 3]);
-        const keysTransposedByMatMul = tf.getBackend() === 'cuda';
+        const keysTransposedByMatMul = matMulTransposesFree();
         const k = split(this.linear(h, `${p}attention.self.key`), keysTransposedByMatMul ? [0, 2, 1, 3] : [0, 2, 3, 1]);
         const v = split(this.linear(h, `${p}attention.self.value`), [0, 2, 1, 3]);
         const scores = tf.add(tf.mul(tf.matMul(q, k, false, keysTransposedByMatMul), scale), additiveMask);
