@@ -24,7 +24,7 @@ import { pool } from '../lib/embed/pooling.js';
 import { cosineLoss } from '../lib/losses/index.js';
 import { parseBertConfig } from '../lib/models/bert-config.js';
 import { BertModel } from '../lib/models/bert.js';
-import { AdamW } from '../lib/train/adamw.js';
+import { AdamW, gradientsByParameterName } from '../lib/train/adamw.js';
 import { bertParameterShapes, type RawTensor } from '../lib/models/bert-weights.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -92,7 +92,6 @@ const weights = randomWeights(1234);
 const model = new BertModel(config, weights, 7);
 weights.clear();
 const vars = [...model.params.values()];
-const canonical = new Map([...model.params].map(([name, v]) => [v.name, name]));
 console.log(`BERT-base: ${(model.numParameters() / 1e6).toFixed(1)} M parameters on ${info.device}`);
 
 // The trainer's optimiser (lib/train/adamw.ts, one fused kernel per parameter). Weight decay on every
@@ -104,7 +103,7 @@ function step(batch: { inputIds: Int32Array; tokenTypeIds: Int32Array; attention
     const mask = tf.tensor2d(batch.attentionMask, [batch.batch, batch.seqLen], 'int32');
     return cosineLoss(pool('cls', { lastHiddenState: out.lastHiddenState, attentionMask: mask }), labels);
   }, vars);
-  opt.step(new Map(Object.entries(grads).map(([k, g]) => [canonical.get(k) ?? k, g])), 2e-5);
+  opt.step(gradientsByParameterName(model.params, grads), 2e-5);
   tf.dispose(grads);
   return value;
 }

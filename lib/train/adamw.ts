@@ -34,6 +34,18 @@ export function isNoDecayParameter(name: string): boolean {
   return name.endsWith('.bias') || /(^|\.)LayerNorm\./.test(name) || /(^|\.)(layer_norm|ln_\w+|norm)\./.test(name);
 }
 
+/**
+ * `tf.variableGrads`' gradients, which are keyed by tfjs variable name, keyed instead by the
+ * parameters' own (canonical) names in `params`, as AdamW.step and the checkpoints use them.
+ */
+export function gradientsByParameterName(params: ReadonlyMap<string, tf.Variable>, grads: tf.NamedTensorMap): Map<string, tf.Tensor> {
+  const byVariable = new Map<string, string>();
+  for (const [name, v] of params) byVariable.set(v.name, name);
+  const named = new Map<string, tf.Tensor>();
+  for (const [variableName, g] of Object.entries(grads)) named.set(byVariable.get(variableName) ?? variableName, g);
+  return named;
+}
+
 /** What a checkpoint stores of the optimiser. */
 export interface AdamWState {
   /** Updates done per parameter (PyTorch's `state[p]['step']`). */

@@ -1,6 +1,6 @@
 export { SeededRng, type RngState } from './rng.js';
 export { SCHEDULE_NAMES, learningRate, scheduleFactor, checkSchedule, warmupStepsFromFraction, type ScheduleConfig, type ScheduleName } from './schedule.js';
-export { AdamW, isNoDecayParameter, type AdamWOptions, type AdamWState } from './adamw.js';
+export { AdamW, gradientsByParameterName, isNoDecayParameter, type AdamWOptions, type AdamWState } from './adamw.js';
 export { clipByGlobalNorm } from './clip.js';
 export {
   validateExamples,

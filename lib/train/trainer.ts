@@ -25,7 +25,7 @@ import { newRunId, writeRunRecord, type RunRecord } from '../report/run-record.j
 import { writeDirectoryAtomicSync } from '../util/atomic-write.js';
 import { InputError } from '../util/errors.js';
 import { Progress } from '../util/progress.js';
-import { AdamW } from './adamw.js';
+import { AdamW, gradientsByParameterName } from './adamw.js';
 import { BatchPlan, type TrainingBatch } from './batching.js';
 import {
   checkCheckpointFits,
@@ -170,7 +170,6 @@ export class Trainer {
   readonly plan: BatchPlan;
   readonly resolved: Resolved;
   private readonly objective: ObjectiveFn;
-  private readonly varNames = new Map<string, string>();
 
   constructor(readonly o: TrainerOptions) {
     const c = o.config;
@@ -201,7 +200,6 @@ export class Trainer {
     const schedule: ScheduleConfig = { name: c.schedule ?? 'linear', lr: c.lr, warmupSteps, totalSteps, warmupStart: c.warmupStart };
     checkSchedule(schedule);
     this.resolved = { pooling: parsePooling(c.pooling ?? 'cls'), accumulation, totalSteps, stepsPerEpoch, schedule, seed };
-    for (const [name, v] of o.model.model.params) this.varNames.set(v.name, name);
   }
 
   /** The settings a resumed run must share with the run that wrote its checkpoint. */
@@ -249,9 +247,7 @@ export class Trainer {
       terms = Object.fromEntries(Object.entries(r.terms).map(([k, t]) => [k, tf.keep(t)]));
       return r.total;
     }, vars);
-    const named = new Map<string, tf.Tensor>();
-    for (const [varName, g] of Object.entries(grads)) named.set(this.varNames.get(varName) ?? varName, g);
-    return { loss: value, terms, grads: named };
+    return { loss: value, terms, grads: gradientsByParameterName(m.params, grads) };
   }
 
   private encoderForEval(): BertSentenceEncoder {
