@@ -22,10 +22,10 @@ import { execFileSync } from 'node:child_process';
 import { initBackend, tf } from '../lib/backend/index.js';
 import { pool } from '../lib/embed/pooling.js';
 import { cosineLoss } from '../lib/losses/index.js';
-import { parseBertConfig } from '../lib/models/bert-config.js';
-import { BertModel } from '../lib/models/bert.js';
+import { parseBertConfig } from '../lib/models/bert/config.js';
+import { BertModel } from '../lib/models/bert/model.js';
 import { AdamW, gradientsByParameterName } from '../lib/train/adamw.js';
-import { bertParameterShapes, type RawTensor } from '../lib/models/bert-weights.js';
+import { bertParameterShapes, type RawTensor } from '../lib/models/bert/weights.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const { values: opts } = parseArgs({

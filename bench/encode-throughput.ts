@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { initBackend, tf } from '../lib/backend/index.js';
 import { BertSentenceEncoder } from '../lib/embed/encoder.js';
-import { loadModel } from '../lib/models/load.js';
+import { loadModel } from '../lib/models/auto.js';
 import { loadStsBenchmark } from '../lib/data/sts.js';
 import { writeFileAtomic } from '../lib/util/atomic-write.js';
 import { packageRoot } from '../lib/util/package-root.js';

@@ -13,7 +13,7 @@ import { initBackend, tf } from '../lib/backend/index.js';
 import { BertSentenceEncoder } from '../lib/embed/encoder.js';
 import { hashingBowEncoder } from '../lib/eval/baselines.js';
 import { evaluateStsSuite } from '../lib/eval/senteval-sts.js';
-import { loadModel } from '../lib/models/load.js';
+import { loadModel } from '../lib/models/auto.js';
 import { writeFileAtomic } from '../lib/util/atomic-write.js';
 import { packageRoot } from '../lib/util/package-root.js';
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { initBackend, tf } from '../lib/backend/index.js';
 import { loadStsBenchmark } from '../lib/data/sts.js';
-import { loadModel } from '../lib/models/load.js';
+import { loadModel } from '../lib/models/auto.js';
 import { pairExamples } from '../lib/train/examples.js';
 import { Trainer } from '../lib/train/trainer.js';
 import { writeFileAtomic } from '../lib/util/atomic-write.js';

@@ -8,12 +8,12 @@ export { InputError, UnavailableError } from './util/errors.js';
 export { Progress } from './util/progress.js';
 
 export { parseSafetensors, readSafetensors, serializeSafetensors, writeSafetensors, type TensorEntry } from './models/safetensors.js';
-export { parseBertConfig, readBertConfig, type BertConfig } from './models/bert-config.js';
-export { BertModel, type BertOutput, type ForwardOptions } from './models/bert.js';
-export { mapBertWeights, canonicalBertName, bertParameterShapes } from './models/bert-weights.js';
-export { HfTokenizer, type TokenBatch, type EncodedText } from './models/tokenizer.js';
-export { loadModel, resolveModelDir, type LoadedModel, type LoadModelOptions } from './models/load.js';
-export { resolveRepoFiles, hubSettings, isHubId } from './models/hub.js';
+export { parseBertConfig, readBertConfig, type BertConfig } from './models/bert/config.js';
+export { BertModel, type BertOutput, type ForwardOptions } from './models/bert/model.js';
+export { mapBertWeights, canonicalBertName, bertParameterShapes } from './models/bert/weights.js';
+export { HfTokenizer, type TokenBatch, type EncodedText } from './models/tokenizers/hf.js';
+export { loadModel, resolveModelDir, type LoadedModel, type LoadModelOptions } from './models/auto.js';
+export { resolveRepoFiles, hubSettings, isHubId } from './hub/client.js';
 
 export { POOLING_STRATEGIES, parsePooling, pool, type Pooling } from './embed/pooling.js';
 export { BertSentenceEncoder, type BertEncoderOptions } from './embed/encoder.js';

@@ -19,7 +19,7 @@ import { envConfig } from '../lib/config.js';
 import { loadNliTriplets } from '../lib/data/nli.js';
 import { loadGithubIssues, loadMrpc, loadQnli, loadQqp } from '../lib/data/pairs.js';
 import { loadSickRelatedness, loadStsBenchmark } from '../lib/data/sts.js';
-import { loadModel } from '../lib/models/load.js';
+import { loadModel } from '../lib/models/auto.js';
 import { binaryDevEvaluation, stsDevEvaluation, type DevEvaluation } from '../lib/train/dev-evaluation.js';
 import { pairExamples, type TrainingExamples } from '../lib/train/examples.js';
 import type { ObjectiveConfig } from '../lib/train/objective.js';

@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import { initBackend, tf } from '../lib/backend/index.js';
 import { BertSentenceEncoder } from '../lib/embed/encoder.js';
 import { parsePooling, pool } from '../lib/embed/pooling.js';
-import { loadModel } from '../lib/models/load.js';
+import { loadModel } from '../lib/models/auto.js';
 import { checkForwardGolden } from '../lib/parity/forward.js';
 import { assertClose, goldenOrSkip, GOLDEN_DIR } from './helpers/env.js';
 

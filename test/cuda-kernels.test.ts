@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { initBackend } from '../lib/backend/index.js';
-import { FUSED_KERNELS } from '../lib/backend/fused-ops.js';
+import { FUSED_KERNELS } from '../lib/backend/fused-kernels.js';
 import { cudaKernelNames } from '../lib/backend/cuda/kernels/index.js';
 import { checkDeviceDropout, compare, cudaOrSkip, recordKernels, runOn } from './fixtures/cuda/harness.js';
 import { kernelCases } from './fixtures/cuda/kernel-cases.js';

@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { checkDatasets, DATASET_IDS, DATASETS, datasetCard, datasetCardsTable, DATASET_CARD_TEXT, showDatasetCards } from '../lib/data/index.js';
+import { checkDatasets, DATASET_IDS, DATASETS, datasetCard, datasetCardsTable, DATASET_CARD_TEXT } from '../lib/data/index.js';
+import { showDatasetCards } from '../lib/notebook/data-cards.js';
 import { DATA_DIR } from './helpers/env.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));

@@ -15,8 +15,8 @@ import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 
 import { initBackend } from '../lib/backend/index.js';
-import { hubSettings, isHubId, repoCacheDir, resolveRepoFiles } from '../lib/models/hub.js';
-import { loadModel } from '../lib/models/load.js';
+import { hubSettings, isHubId, repoCacheDir, resolveRepoFiles } from '../lib/hub/client.js';
+import { loadModel } from '../lib/models/auto.js';
 import { InputError, UnavailableError } from '../lib/util/errors.js';
 
 const MODEL_FILES = ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'vocab.txt'];

@@ -12,11 +12,11 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { initBackend, tf } from '../lib/backend/index.js';
 import { pool } from '../lib/embed/pooling.js';
-import { parseBertConfig } from '../lib/models/bert-config.js';
-import { BertModel } from '../lib/models/bert.js';
-import { bertParameterShapes } from '../lib/models/bert-weights.js';
+import { parseBertConfig } from '../lib/models/bert/config.js';
+import { BertModel } from '../lib/models/bert/model.js';
+import { bertParameterShapes } from '../lib/models/bert/weights.js';
 import { writeSafetensors, type TensorToWrite } from '../lib/models/safetensors.js';
-import { HfTokenizer } from '../lib/models/tokenizer.js';
+import { HfTokenizer } from '../lib/models/tokenizers/hf.js';
 import { GOLDEN_DIR } from './helpers/env.js';
 
 let dir = '';

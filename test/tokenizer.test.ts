@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync, copyFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { HfTokenizer } from '../lib/models/tokenizer.js';
+import { HfTokenizer } from '../lib/models/tokenizers/hf.js';
 import { goldenOrSkip } from './helpers/env.js';
 
 /** n copies of a one-token word. */

@@ -18,7 +18,7 @@
  *   p·(1 − lr·wd) − (lr / bc1) · m / (√v / √bc2 + eps),  m, v the updated moments.
  */
 import * as tf from '@tensorflow/tfjs-core';
-import { FUSED_KERNELS } from './fused-ops.js';
+import { FUSED_KERNELS } from './fused-kernels.js';
 
 interface CpuLikeBackend {
   readSync(dataId: object): ArrayLike<number>;

@@ -14,7 +14,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
-import { hubSettings, repoCacheDir } from '../models/hub.js';
+import { hubSettings, repoCacheDir } from '../hub/client.js';
 import { datasetEntry, type DatasetId } from './registry.js';
 
 const COMMIT_HASH = /^[0-9a-f]{40}$/;

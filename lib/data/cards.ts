@@ -1,10 +1,10 @@
 /**
  * Dataset cards: for each data set of the papers its source, licence, citation, Hub copy and split
- * sizes, in one typed place the notebooks show (`showDatasetCards(['STS12', ...])`). Split sizes
+ * sizes, in one typed place the notebooks show (`showDatasetCards(['STS12', ...])` in lib/notebook). Split sizes
  * come from the registry (the same numbers the loaders check); licences are as the distributions
  * state them, with "not stated" where they state none.
  */
-import { showTable, type SimpleTable, type TableFormat } from '../notebook/display.js';
+import type { SimpleTable } from '../util/table.js';
 import { DATASET_IDS, datasetEntry, type DatasetId } from './registry.js';
 
 export interface DatasetCardText {
@@ -158,9 +158,4 @@ export function datasetCardsTable(ids: readonly DatasetId[] = DATASET_IDS): Simp
       return [`${c.id}: ${c.title}`, splits, c.source, c.hub, c.licence, c.citation, c.usedIn];
     }),
   };
-}
-
-/** Shows the cards (HTML under tslab, text elsewhere). */
-export function showDatasetCards(ids: readonly DatasetId[] = DATASET_IDS, opts: TableFormat & { format?: 'html' | 'markdown' } = {}): void {
-  showTable(datasetCardsTable(ids), opts);
 }

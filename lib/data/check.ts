@@ -4,7 +4,7 @@
  * against the known size, and for a missing split what to download or where to put it. Nothing
  * is downloaded; a split that is present but fails its loader is "invalid" with the loader's error.
  */
-import type { SimpleTable } from '../notebook/display.js';
+import type { SimpleTable } from '../util/table.js';
 import { loadStsbSentence1 } from './domain.js';
 import { loadFlickr30kCaptions } from './flickr.js';
 import { findSplit, howToGet } from './locate.js';

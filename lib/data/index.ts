@@ -48,7 +48,7 @@ export { type ParquetTable, readParquetColumns } from './parquet.js';
 export { extractArchiveRoot, parquetToPairsJsonl, flickrCsvToCaptions } from './prepare.js';
 export { type EnsureOptions, type EnsuredDataset, type SplitSource, ensureDataset } from './ensure.js';
 export { type CheckRow, type CheckStatus, checkDatasets, checkTable, loadedRows } from './check.js';
-export { type DatasetCard, type DatasetCardText, DATASET_CARD_TEXT, datasetCard, datasetCardsTable, showDatasetCards } from './cards.js';
+export { type DatasetCard, type DatasetCardText, DATASET_CARD_TEXT, datasetCard, datasetCardsTable } from './cards.js';
 export {
   senteval as sentevalSentence,
   pySplitWhitespace,

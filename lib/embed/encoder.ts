@@ -7,8 +7,8 @@
  * which is how the evaluation compares `cls` and `avg` at the price of one.
  */
 import { tf } from '../backend/index.js';
-import type { BertModel } from '../models/bert.js';
-import type { HfTokenizer } from '../models/tokenizer.js';
+import type { BertModel } from '../models/bert/model.js';
+import type { HfTokenizer } from '../models/tokenizers/hf.js';
 import { Progress } from '../util/progress.js';
 import { needsHiddenStates, parsePooling, pool, type Pooling } from './pooling.js';
 import type { EncodeOptions, Embeddings, SentenceEncoder } from './types.js';

@@ -20,3 +20,4 @@ export {
   type TableFormat,
 } from './display.js';
 export { readNotebook, writeNotebook, type Notebook, type NotebookCell, type NotebookOutput } from './ipynb.js';
+export { showDatasetCards } from './data-cards.js';

@@ -7,9 +7,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tf } from '../backend/index.js';
 import { parsePooling, pool, POOLING_STRATEGIES } from '../embed/pooling.js';
-import { loadModel, type LoadedModel } from '../models/load.js';
+import { loadModel, type LoadedModel } from '../models/auto.js';
 import { readSafetensors, type TensorEntry } from '../models/safetensors.js';
-import type { TokenBatch } from '../models/tokenizer.js';
+import type { TokenBatch } from '../models/tokenizers/hf.js';
 import { InputError } from '../util/errors.js';
 import { check, maxAbsDiff, type ParityCheck } from './check.js';
 

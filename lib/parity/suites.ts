@@ -10,7 +10,7 @@ import { sharedPoolingEncoders } from '../embed/encoder.js';
 import type { SentenceEncoder } from '../embed/types.js';
 import { checkEvalGolden } from '../eval/golden.js';
 import { checkLossesGolden } from '../losses/golden.js';
-import { loadModel } from '../models/load.js';
+import { loadModel } from '../models/auto.js';
 import { checkTrainGolden } from '../train/golden.js';
 import { InputError } from '../util/errors.js';
 import { checkForwardGolden } from './forward.js';

@@ -17,7 +17,7 @@
  * and out of a checkpoint.
  */
 import { tf } from '../backend/index.js';
-import { fusedAdamWUpdate } from '../backend/fused-ops.js';
+import { fusedAdamWUpdate } from '../ops/adamw-step.js';
 import { InputError } from '../util/errors.js';
 
 export interface AdamWOptions {

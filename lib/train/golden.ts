@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { readMsrParaphrase } from '../data/msr-paraphrase.js';
 import { loadMrpc } from '../data/pairs.js';
 import { loadStsBenchmark } from '../data/sts.js';
-import { loadModel } from '../models/load.js';
+import { loadModel } from '../models/auto.js';
 import { check, type ParityCheck } from '../parity/check.js';
 import { InputError } from '../util/errors.js';
 import { binaryDevEvaluation, stsDevEvaluation, type DevEvaluation } from './dev-evaluation.js';

@@ -29,3 +29,23 @@ export class UnavailableError extends Error {
     this.name = 'UnavailableError';
   }
 }
+
+/**
+ * A name that is not one of the known ones (pooling, task, backend, objective, preset, dataset,
+ * schedule, architecture, ...). One class for all of them, so every such error reads the same and
+ * lists what would have been accepted.
+ */
+export class UnknownNameError extends InputError {
+  constructor(
+    /** What kind of name, e.g. 'pooling' or 'task'. */
+    readonly kind: string,
+    /** The name that was given. */
+    readonly given: string,
+    /** The names that are accepted. */
+    readonly valid: readonly string[],
+    where: InputLocation = {},
+  ) {
+    super(`unknown ${kind} '${given}': expected one of ${valid.join(', ')}`, where);
+    this.name = 'UnknownNameError';
+  }
+}

@@ -6,7 +6,7 @@
  *   tsx test/helpers/train-child.ts <modelDir> <runDir> [--kill-at N] [--resume]
  */
 import { initBackend } from '../../lib/backend/index.js';
-import { loadModel } from '../../lib/models/load.js';
+import { loadModel } from '../../lib/models/auto.js';
 import { Trainer } from '../../lib/train/trainer.js';
 import { smallPairs, SMALL_TRAIN_CONFIG } from './train-fixtures.js';
 

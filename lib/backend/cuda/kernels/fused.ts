@@ -2,7 +2,7 @@
  * The fused custom kernels of ../../fused-ops.ts (LayerNorm, GELU, AdamW) and device dropout.
  * Their names are this project's own; tfjs-core never dispatches them by itself.
  */
-import { FUSED_KERNELS } from '../../fused-ops.js';
+import { FUSED_KERNELS } from '../../fused-kernels.js';
 import { sizeOf } from '../shapes.js';
 import { attr, castTo, cudaOf, input, type CudaKernel, type Info } from './core.js';
 import type { CudaBackend } from '../backend.js';

@@ -9,12 +9,12 @@
  * `training` is true and draws its masks from a seeded counter, so training is reproducible on
  * the cpu backend.
  */
-import { fusedDropout, fusedGelu, fusedLayerNorm } from '../backend/fused-ops.js';
-import { tf } from '../backend/index.js';
-import { InputError } from '../util/errors.js';
-import type { BertConfig } from './bert-config.js';
-import type { RawTensor } from './bert-weights.js';
-import type { TokenBatch } from './tokenizer.js';
+import { fusedDropout, fusedGelu, fusedLayerNorm } from '../../ops/index.js';
+import { tf } from '../../backend/index.js';
+import { InputError } from '../../util/errors.js';
+import type { BertConfig } from './config.js';
+import type { RawTensor } from './weights.js';
+import type { TokenBatch } from '../tokenizers/hf.js';
 
 export interface BertOutput {
   /** [batch, seq, hidden] */

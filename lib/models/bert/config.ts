@@ -4,7 +4,7 @@
  * loudly rather than silently become bert-base.
  */
 import { readFileSync } from 'node:fs';
-import { InputError } from '../util/errors.js';
+import { InputError } from '../../util/errors.js';
 
 export type HiddenAct = 'gelu' | 'gelu_new' | 'gelu_pytorch_tanh' | 'relu';
 const HIDDEN_ACTS: readonly string[] = ['gelu', 'gelu_new', 'gelu_pytorch_tanh', 'relu'];

@@ -8,12 +8,12 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { InputError } from '../util/errors.js';
-import { readBertConfig, type BertConfig } from './bert-config.js';
-import { BertModel } from './bert.js';
-import { mapBertWeights } from './bert-weights.js';
-import { readTensors, SAFETENSORS_FILE, SAFETENSORS_INDEX, weightFiles, weightsSha256 } from './checkpoint.js';
-import { isHubId, resolveRepoFiles, type ResolveRepoFilesOptions } from './hub.js';
-import { HfTokenizer } from './tokenizer.js';
+import { readBertConfig, type BertConfig } from './bert/config.js';
+import { BertModel } from './bert/model.js';
+import { mapBertWeights } from './bert/weights.js';
+import { readTensors, SAFETENSORS_FILE, SAFETENSORS_INDEX, weightFiles, weightsSha256 } from './weight-files.js';
+import { isHubId, resolveRepoFiles, type ResolveRepoFilesOptions } from '../hub/client.js';
+import { HfTokenizer } from './tokenizers/hf.js';
 
 export interface LoadModelOptions {
   /** Hub revision (branch, tag or commit); default main. */

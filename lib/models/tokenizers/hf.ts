@@ -14,7 +14,7 @@
 import { Tokenizer } from '@huggingface/tokenizers';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { InputError } from '../util/errors.js';
+import { InputError } from '../../util/errors.js';
 
 export interface EncodedText {
   ids: number[];

@@ -8,8 +8,8 @@
  * `classifier.*`, ...) and the `position_ids` buffer are ignored. Anything missing or of the
  * wrong shape is reported all at once, so one error message shows the whole mismatch.
  */
-import { InputError } from '../util/errors.js';
-import type { BertConfig } from './bert-config.js';
+import { InputError } from '../../util/errors.js';
+import type { BertConfig } from './config.js';
 
 export interface RawTensor {
   shape: number[];

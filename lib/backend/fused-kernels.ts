@@ -1,0 +1,22 @@
+/**
+ * The names of the fused kernels that lib/ops dispatches to, and the question "does the active
+ * backend have this one?". This is the contract between the model math in lib/ops (above) and the
+ * backends (here): a backend registers a kernel under one of these names (today cuda registers all
+ * of them, cpu and wasm only AngleAdamW), and lib/ops uses it instead of its composite of ordinary
+ * tfjs ops.
+ */
+import * as tf from '@tensorflow/tfjs-core';
+
+export const FUSED_KERNELS = {
+  layerNorm: 'AngleLayerNorm',
+  layerNormGrad: 'AngleLayerNormGrad',
+  gelu: 'AngleGelu',
+  geluGrad: 'AngleGeluGrad',
+  adamW: 'AngleAdamW',
+  dropout: 'AngleDropout',
+} as const;
+
+/** Whether the active backend has its own kernel called `name`. */
+export function hasFusedKernel(name: string): boolean {
+  return tf.getKernel(name, tf.getBackend()) !== undefined;
+}

@@ -1,0 +1,9 @@
+/**
+ * Model math that a backend may fuse into one kernel (lib/backend/fused-kernels.ts names them):
+ * each function uses the backend's kernel when it has one and a composite of ordinary tfjs ops
+ * otherwise. Models and the optimiser call these, never the kernels directly.
+ */
+export { fusedLayerNorm, layerNormComposite } from './layer-norm.js';
+export { fusedGelu, geluComposite } from './gelu.js';
+export { fusedDropout } from './dropout.js';
+export { fusedAdamWUpdate, adamWComposite, type AdamWInputs, type AdamWOutputs } from './adamw-step.js';
