@@ -1,5 +1,5 @@
 // Operation codes shared with TypeScript (lib/backend/cuda/op-codes.ts mirrors these numbers;
-// test/cuda-native-build.test.ts checks that both lists agree).
+// test/cuda-op-codes.test.ts checks that both lists agree).
 #pragma once
 
 namespace angle {
