@@ -13,7 +13,7 @@ export { BertModel, type BertOutput, type ForwardOptions } from './models/bert/m
 export { mapBertWeights, canonicalBertName, bertParameterShapes } from './models/bert/weights.js';
 export { HfTokenizer, type TokenBatch, type EncodedText } from './models/tokenizers/hf.js';
 export { loadModel, resolveModelDir, type LoadedModel, type LoadModelOptions } from './models/auto.js';
-export { resolveRepoFiles, hubSettings, isHubId } from './hub/client.js';
+export { resolveRepoFiles, hubSettings, isHubId } from './hub/index.js';
 
 export { POOLING_STRATEGIES, parsePooling, pool, type Pooling } from './embed/pooling.js';
 export { BertSentenceEncoder, type BertEncoderOptions } from './embed/encoder.js';

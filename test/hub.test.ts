@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 
 import { initBackend } from '../lib/backend/index.js';
-import { hubSettings, isHubId, repoCacheDir, resolveRepoFiles } from '../lib/hub/client.js';
+import { hubSettings, isHubId, repoCacheDir, resolveRepoFiles } from '../lib/hub/index.js';
 import { loadModel } from '../lib/models/auto.js';
 import { InputError, UnavailableError } from '../lib/util/errors.js';
 

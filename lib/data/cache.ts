@@ -12,12 +12,10 @@
  * Everything under angle-* is written to a temporary name and renamed into place, so a folder
  * that exists is complete.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
-import { hubSettings, repoCacheDir } from '../hub/client.js';
+import { cachedCommit as cachedRepoCommit, hubSettings, repoCacheDir } from '../hub/index.js';
 import { datasetEntry, type DatasetId } from './registry.js';
-
-const COMMIT_HASH = /^[0-9a-f]{40}$/;
 
 export interface CacheOptions {
   /** The Hugging Face hub cache; default as huggingface_hub (HF_HUB_CACHE, HF_HOME, ...). */
@@ -37,14 +35,7 @@ export function datasetRepoDir(id: DatasetId, cacheDir: string): string {
 
 /** The commit the cache knows for the revision (refs/<revision>), or the revision itself if it is a commit. */
 export function cachedCommit(id: DatasetId, opts: CacheOptions = {}): string | undefined {
-  const revision = opts.revision ?? 'main';
-  if (COMMIT_HASH.test(revision)) return revision;
-  try {
-    const c = readFileSync(join(datasetRepoDir(id, hubCacheDir(opts)), 'refs', revision), 'utf8').trim();
-    return COMMIT_HASH.test(c) ? c : undefined;
-  } catch {
-    return undefined;
-  }
+  return cachedRepoCommit(datasetRepoDir(id, hubCacheDir(opts)), opts.revision ?? 'main');
 }
 
 /** Folder an archive of the repo is extracted into. */

@@ -10,7 +10,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { hubSettings, repoCacheDir, resolveRepoFiles } from '../hub/client.js';
+import { hubSettings, repoCacheDir, resolveRepoFiles } from '../hub/index.js';
 import { InputError, UnavailableError } from '../util/errors.js';
 import { cachedCommit, extractedArchiveDir, hubCacheDir, preparedDir } from './cache.js';
 import { findSplit, howToGet, type LocateOptions } from './locate.js';

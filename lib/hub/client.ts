@@ -4,9 +4,7 @@
  *   resolveRepoFiles({ repo, files, optionalFiles?, repoType?, revision?, endpoint?, cacheDir?,
  *                      offline?, token?, refresh?, verify?, onProgress? })
  *     -> Promise<{ dir, files: Record<name, localPath>, commit? }>
- *   isHubId(s) -> boolean          "org/name" or "name" shaped and not an existing local path
- *   hubSettings(env?) -> { endpoint, cacheDir, offline, token? }   the huggingface_hub defaults
- *   repoCacheDir(cacheDir, repo, repoType?) -> string              models--org--name
+ * (hubSettings and isHubId are in ./settings.ts, the cache layout helpers in ./cache.ts.)
  *
  * Why plain `fetch` and not `@huggingface/hub` (v2.17): its `downloadFileToCacheDir` first calls
  * the `/api/{type}s/{repo}/paths-info` endpoint, names the snapshot folder after the file's *last
@@ -47,15 +45,20 @@
  *   HF_TOKEN        else the file $HF_TOKEN_PATH, else $HF_HOME/token; sent as `Authorization: Bearer`
  */
 import { createHash, randomBytes, type Hash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { copyFile, mkdir, open, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, open, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 
 import { writeFileAtomic as writeAtomic } from '../util/atomic-write.js';
-import { InputError, UnavailableError } from '../util/errors.js';
+import { InputError, UnavailableError, UnknownNameError } from '../util/errors.js';
+import { cachedCommit, COMMIT_HASH, repoCacheDir, type RepoType } from './cache.js';
+import { hubIdShaped, hubSettings } from './settings.js';
 
-export type RepoType = 'model' | 'dataset';
+/** Files at least this big get periodic progress lines, not just the final one. */
+const PROGRESS_MIN_BYTES = 1 << 20;
+const PROGRESS_EVERY_MS = 5000;
+const MAX_REDIRECTS = 10;
+
 
 export interface ResolveRepoFilesOptions {
   /** Hub id, "org/name" or "name". */
@@ -86,75 +89,6 @@ export interface ResolvedRepoFiles {
   files: Record<string, string>;
   /** The commit the files come from. */
   commit?: string;
-}
-
-export interface HubSettings {
-  endpoint: string;
-  cacheDir: string;
-  offline: boolean;
-  token?: string;
-}
-
-const DEFAULT_ENDPOINT = 'https://huggingface.co';
-const COMMIT_HASH = /^[0-9a-f]{40}$/;
-/** Files at least this big get periodic progress lines, not just the final one. */
-const PROGRESS_MIN_BYTES = 1 << 20;
-const PROGRESS_EVERY_MS = 5000;
-const MAX_REDIRECTS = 10;
-
-function nonEmpty(v: string | undefined): string | undefined {
-  return v !== undefined && v.trim() !== '' ? v.trim() : undefined;
-}
-
-function isTrue(v: string | undefined): boolean {
-  return ['1', 'true', 'yes', 'on'].includes((v ?? '').trim().toLowerCase());
-}
-
-function expandHome(p: string): string {
-  return p === '~' || p.startsWith('~/') ? join(homedir(), p.slice(1)) : p;
-}
-
-/** The settings huggingface_hub would derive from this environment. */
-export function hubSettings(env: NodeJS.ProcessEnv = process.env): HubSettings {
-  const xdg = nonEmpty(env.XDG_CACHE_HOME);
-  const hfHome = expandHome(nonEmpty(env.HF_HOME) ?? join(xdg ?? join(homedir(), '.cache'), 'huggingface'));
-  const cacheDir = expandHome(nonEmpty(env.HF_HUB_CACHE) ?? join(hfHome, 'hub'));
-  const endpoint = (nonEmpty(env.HF_ENDPOINT) ?? DEFAULT_ENDPOINT).replace(/\/+$/, '');
-  let token = nonEmpty(env.HF_TOKEN) ?? nonEmpty(env.HUGGING_FACE_HUB_TOKEN);
-  if (token === undefined) {
-    const tokenFile = expandHome(nonEmpty(env.HF_TOKEN_PATH) ?? join(hfHome, 'token'));
-    try {
-      token = nonEmpty(readFileSync(tokenFile, 'utf8'));
-    } catch {
-      /* no token file: anonymous access */
-    }
-  }
-  return { endpoint, cacheDir, offline: isTrue(env.HF_HUB_OFFLINE), token };
-}
-
-// One path part of a Hub id: word characters at both ends, '.', '-' inside (huggingface_hub's rule).
-const ID_PART = /^\w(?:[\w.-]*\w)?$/;
-
-function hubIdShaped(s: string): boolean {
-  const parts = s.split('/');
-  return (
-    s.length > 0 &&
-    s.length <= 96 &&
-    parts.length <= 2 &&
-    parts.every((p) => ID_PART.test(p)) &&
-    !s.includes('--') &&
-    !s.includes('..')
-  );
-}
-
-/** True when `s` looks like a Hub id ("org/name" or "name") and is not an existing local path. */
-export function isHubId(s: string): boolean {
-  return hubIdShaped(s) && !existsSync(s);
-}
-
-/** The repo's folder in the cache: `models--org--name` / `datasets--org--name`. */
-export function repoCacheDir(cacheDir: string, repo: string, repoType: RepoType = 'model'): string {
-  return join(cacheDir, `${repoType}s--${repo.split('/').join('--')}`);
 }
 
 function checkRelativeFile(file: string, repo: string): void {
@@ -394,17 +328,6 @@ function noExistPath(ctx: Context, commit: string, file: string): string {
   return join(ctx.storage, '.no_exist', commit, file);
 }
 
-/** The commit the cache knows for this revision, without the network. */
-async function cachedCommit(ctx: Context): Promise<string | undefined> {
-  if (COMMIT_HASH.test(ctx.revision)) return ctx.revision;
-  try {
-    const c = (await readFile(join(ctx.storage, 'refs', ctx.revision), 'utf8')).trim();
-    return COMMIT_HASH.test(c) ? c : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 interface CacheLookup {
   files: Record<string, string>;
   /** Required files not in the snapshot. */
@@ -480,7 +403,7 @@ async function obtain(ctx: Context, file: string, optional: boolean): Promise<st
 export async function resolveRepoFiles(opts: ResolveRepoFilesOptions): Promise<ResolvedRepoFiles> {
   const repoType = opts.repoType ?? 'model';
   if (repoType !== 'model' && repoType !== 'dataset') {
-    throw new InputError(`unknown repoType ${JSON.stringify(repoType)}: expected "model" or "dataset"`);
+    throw new UnknownNameError('Hub repo type', String(repoType), ['model', 'dataset']);
   }
   if (!hubIdShaped(opts.repo)) {
     throw new InputError(`${JSON.stringify(opts.repo)} is not a Hub repo id: expected "org/name" or "name"`);
@@ -509,7 +432,7 @@ export async function resolveRepoFiles(opts: ResolveRepoFilesOptions): Promise<R
   };
   const offline = opts.offline ?? env!.offline;
 
-  const known = await cachedCommit(ctx);
+  const known = cachedCommit(ctx.storage, ctx.revision);
   if (offline) {
     if (!known) {
       throw new UnavailableError(

@@ -12,7 +12,7 @@ import { readBertConfig, type BertConfig } from './bert/config.js';
 import { BertModel } from './bert/model.js';
 import { mapBertWeights } from './bert/weights.js';
 import { readTensors, SAFETENSORS_FILE, SAFETENSORS_INDEX, weightFiles, weightsSha256 } from './weight-files.js';
-import { isHubId, resolveRepoFiles, type ResolveRepoFilesOptions } from '../hub/client.js';
+import { isHubId, resolveRepoFiles, type ResolveRepoFilesOptions } from '../hub/index.js';
 import { HfTokenizer } from './tokenizers/hf.js';
 
 export interface LoadModelOptions {
