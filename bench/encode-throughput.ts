@@ -11,7 +11,7 @@ import { arch, cpus, hostname } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { initBackend, tf } from '../lib/backend/index.js';
-import { BertSentenceEncoder } from '../lib/embed/encoder.js';
+import { PooledSentenceEncoder } from '../lib/embed/encoder.js';
 import { loadModel } from '../lib/models/auto.js';
 import { loadStsBenchmark } from '../lib/data/sts.js';
 import { writeFileAtomic } from '../lib/util/atomic-write.js';
@@ -30,7 +30,7 @@ const rows: Array<{ backend: string; seconds: number; sentencesPerSecond: number
 for (const backend of ['cpu', 'wasm']) {
   await initBackend(backend, { quiet: true });
   const m = await loadModel(modelId);
-  const enc = new BertSentenceEncoder(m, { pooling: 'cls', maxLength: 64, batchSize: 64, progressThreshold: Infinity });
+  const enc = new PooledSentenceEncoder(m, { pooling: 'cls', maxLength: 64, batchSize: 64, progressThreshold: Infinity });
   const tokens = texts.reduce((s, t) => s + m.tokenizer.encode(t, null, 64).ids.length, 0);
   await enc.encode(texts.slice(0, 64)); // warm-up: kernels, wasm compile
   const t0 = performance.now();

@@ -10,7 +10,7 @@ import { arch, cpus, hostname } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { initBackend, tf } from '../lib/backend/index.js';
-import { BertSentenceEncoder } from '../lib/embed/encoder.js';
+import { PooledSentenceEncoder } from '../lib/embed/encoder.js';
 import { hashingBowEncoder } from '../lib/eval/baselines.js';
 import { evaluateStsSuite } from '../lib/eval/senteval-sts.js';
 import { loadModel } from '../lib/models/auto.js';
@@ -35,7 +35,7 @@ const rows: Array<{ backend: string; seconds: number; sentences: number; average
 for (const backend of backends) {
   await initBackend(backend, { quiet: true });
   const m = await loadModel(modelId);
-  const enc = new BertSentenceEncoder(m, { pooling, maxLength: 64, batchSize: 128 });
+  const enc = new PooledSentenceEncoder(m, { pooling, maxLength: 64, batchSize: 128 });
   const t = performance.now();
   const r = await evaluateStsSuite(enc, {});
   const seconds = (performance.now() - t) / 1000;

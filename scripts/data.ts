@@ -14,7 +14,7 @@
  * cannot be had. The data root is --data-dir, else ANGLE_DATA_DIR.
  */
 import { parseArgs } from 'node:util';
-import { tableToText } from '../lib/notebook/display.js';
+import { tableToText } from '../lib/util/table.js';
 import { checkDatasets, checkTable, type CheckRow } from '../lib/data/check.js';
 import { datasetCardsTable } from '../lib/data/cards.js';
 import { ensureDataset } from '../lib/data/ensure.js';

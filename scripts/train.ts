@@ -16,15 +16,14 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { initBackend } from '../lib/backend/index.js';
 import { envConfig } from '../lib/config.js';
-import { loadNliTriplets } from '../lib/data/nli.js';
-import { loadGithubIssues, loadMrpc, loadQnli, loadQqp } from '../lib/data/pairs.js';
-import { loadSickRelatedness, loadStsBenchmark } from '../lib/data/sts.js';
+import { task } from '../lib/experiments/tasks.js';
 import { loadModel } from '../lib/models/auto.js';
-import { binaryDevEvaluation, stsDevEvaluation, type DevEvaluation } from '../lib/train/dev-evaluation.js';
-import { pairExamples, type TrainingExamples } from '../lib/train/examples.js';
+import { collectProvenance } from '../lib/report/provenance.js';
+import { newRunId } from '../lib/report/run-record.js';
+import { portableModelIdentity, writeTrainingRecord } from '../lib/report/training-record.js';
+import type { TrainingExamples } from '../lib/train/examples.js';
 import type { ObjectiveConfig } from '../lib/train/objective.js';
 import { Trainer } from '../lib/train/trainer.js';
-import { newRunId } from '../lib/report/run-record.js';
 
 const { values } = parseArgs({
   options: {
@@ -88,45 +87,6 @@ function keyValues(name: string, v: string | undefined): Record<string, number> 
 }
 
 const dataDir = values.data ?? envConfig().dataDir;
-const opts = { dataDir };
-
-interface TaskData {
-  train: TrainingExamples;
-  dev: DevEvaluation;
-  test: DevEvaluation;
-}
-
-function taskData(task: string): TaskData {
-  switch (task) {
-    case 'stsb':
-      return { train: pairExamples('STSBenchmark train', loadStsBenchmark('train', opts).pairs), dev: stsDevEvaluation(loadStsBenchmark('dev', opts)), test: stsDevEvaluation(loadStsBenchmark('test', opts)) };
-    case 'sick':
-      return { train: pairExamples('SICKRelatedness train', loadSickRelatedness('train', opts).pairs), dev: stsDevEvaluation(loadSickRelatedness('dev', opts)), test: stsDevEvaluation(loadSickRelatedness('test', opts)) };
-    case 'mrpc':
-      return { train: pairExamples('MRPC train', loadMrpc('train', opts).pairs), dev: binaryDevEvaluation(loadMrpc('dev', opts)), test: binaryDevEvaluation(loadMrpc('test', opts)) };
-    case 'qnli': {
-      const dev = binaryDevEvaluation(loadQnli('dev', opts));
-      return { train: pairExamples('QNLI train', loadQnli('train', opts).pairs), dev, test: dev };
-    }
-    case 'qqp': {
-      const dev = binaryDevEvaluation(loadQqp('dev', opts));
-      return { train: pairExamples('QQP train', loadQqp('train', opts).pairs), dev, test: dev };
-    }
-    case 'gis':
-      return { train: pairExamples('GitHubIssues train', loadGithubIssues('train', opts).pairs), dev: binaryDevEvaluation(loadGithubIssues('valid', opts)), test: binaryDevEvaluation(loadGithubIssues('test', opts)) };
-    case 'nli': {
-      const t = loadNliTriplets(opts);
-      return {
-        train: { kind: 'triplets', name: 'NLI (SimCSE triplets)', items: t.triplets.map((x) => ({ anchor: x.sent0, positive: x.sent1, negative: x.hardNeg, source: x.source })) },
-        dev: stsDevEvaluation(loadStsBenchmark('dev', opts)),
-        test: stsDevEvaluation(loadStsBenchmark('test', opts)),
-      };
-    }
-    default:
-      console.error(`train: unknown task '${task}': expected stsb, sick, mrpc, qnli, qqp, gis or nli`);
-      process.exit(2);
-  }
-}
 
 try {
   await initBackend(values.backend);
@@ -135,7 +95,7 @@ try {
     console.error('train: no model: pass --model <dir or hub id> or set ANGLE_MODEL');
     process.exit(2);
   }
-  const data = taskData(values.task!);
+  const data = task(values.task!).load({ dataDir });
   const limit = num('limit', values.limit);
   if (limit !== undefined) data.train = { ...data.train, name: `${data.train.name} (first ${limit})`, items: data.train.items.slice(0, limit) } as TrainingExamples;
   const m = await loadModel(modelId);
@@ -164,10 +124,6 @@ try {
     dev: data.dev,
     test: data.test,
     runDir,
-    experiment,
-    paperNote:
-      'the papers report these tasks for pretrained checkpoints (AnglE Table 3: bert-base-uncased and LLaMA); ' +
-      'their numbers are compared in the notebooks once lib/report holds the transcribed tables, and a randomly initialised model has no paper cell',
     config: {
       objective,
       pooling: values.pooling,
@@ -185,12 +141,21 @@ try {
     },
     onEval: (e) => console.log(`eval at step ${e.step}: ${Object.entries(e.metrics).map(([k, v]) => `${k} ${(v * 100).toFixed(2)}`).join(', ')} (${e.seconds.toFixed(1)} s)`),
   });
+  const provenance = collectProvenance();
   const r = await trainer.run({ resume: values.resume });
   const pct = (v: number | undefined) => (v === undefined ? 'n/a' : (v * 100).toFixed(2));
   console.log(`train: ${r.steps} steps in ${r.wallSeconds.toFixed(1)} s${r.resumedFrom ? ` (resumed from ${r.resumedFrom})` : ''}`);
   console.log(`  dev (${data.dev.name}) Spearman x100: final ${pct(r.final?.spearman)}, best ${pct(r.best?.value)} at step ${r.best?.step ?? 'n/a'}`);
   console.log(`  test (${data.test.name}) Spearman x100: ${pct(r.test?.metrics.spearman)} with ${r.test?.weights ?? 'n/a'}`);
-  if (r.resultsFile) console.log(`  results: ${r.resultsFile}`);
+  const resultsFile = writeTrainingRecord(r, {
+    experiment,
+    provenance,
+    model: portableModelIdentity(m),
+    paperNote:
+      'the papers report these tasks for pretrained checkpoints (AnglE Table 3: bert-base-uncased and LLaMA); ' +
+      'the notebooks compare with their numbers, and a randomly initialised model has no paper cell',
+  });
+  console.log(`  results: ${resultsFile}`);
 } catch (e) {
   const err = e as Error;
   console.error(`train: ${err.name === 'InputError' || err.name === 'UnavailableError' ? err.message : err.stack}`);

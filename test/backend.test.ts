@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { initBackend, tf } from '../lib/backend/index.js';
 import { gradientsRegistered } from '../lib/backend/gradients.js';
-import { UnavailableError } from '../lib/util/errors.js';
+import { UnknownNameError } from '../lib/util/errors.js';
 
 test('cpu backend starts, registers gradients and says what it runs on', async () => {
   const lines: string[] = [];
@@ -41,7 +41,7 @@ test('wasm backend computes the same matmul', async () => {
 });
 
 test('unavailable or unknown backends fail with a clear error', async () => {
-  await assert.rejects(initBackend('gpu', { quiet: true }), (e: Error) => e instanceof UnavailableError && /unknown backend 'gpu': expected one of cpu, wasm, cuda, tensorflow/.test(e.message));
+  await assert.rejects(initBackend('gpu', { quiet: true }), (e: Error) => e instanceof UnknownNameError && /unknown backend 'gpu': expected one of cpu, wasm, cuda, tensorflow/.test(e.message));
   await assert.rejects(initBackend('tensorflow', { quiet: true }), /backend 'tensorflow' is unavailable: neither @tensorflow\/tfjs-node-gpu nor @tensorflow\/tfjs-node is installed/);
   await assert.rejects(initBackend('cuda', { quiet: true }), /backend 'cuda' is unavailable/);
   // the previous backend is still usable

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { initBackend, tf } from '../lib/backend/index.js';
-import { BertSentenceEncoder } from '../lib/embed/encoder.js';
+import { PooledSentenceEncoder } from '../lib/embed/encoder.js';
 import { parsePooling, pool } from '../lib/embed/pooling.js';
 import { loadModel } from '../lib/models/auto.js';
 import { checkForwardGolden } from '../lib/parity/forward.js';
@@ -44,7 +44,7 @@ test('batched encoding equals one-by-one encoding and keeps input order', async 
   try {
     const texts = ['a man is playing a guitar .', 'short', '', 'a much longer sentence with many more words than the others in this list .', 'short'];
     for (const pooling of ['cls', 'avg', 'max', 'first_last_avg', 'cls_avg', 'last']) {
-      const enc = new BertSentenceEncoder(m, { pooling, batchSize: 2, maxLength: 16 });
+      const enc = new PooledSentenceEncoder(m, { pooling, batchSize: 2, maxLength: 16 });
       const all = await enc.encode(texts);
       assert.equal(all.rows, texts.length);
       for (let i = 0; i < texts.length; i++) {
@@ -118,7 +118,7 @@ test('bad model directories fail with the file and the problem', async (t) => {
 
   d = modelCopy();
   writeFileSync(join(d, 'config.json'), '{"hidden_size": 64,');
-  await assert.rejects(loadModel(d), new RegExp(`${d}/config.json: model config is not valid JSON`));
+  await assert.rejects(loadModel(d), new RegExp(`${d}/config.json: model config is not readable JSON`));
 
   d = modelCopy();
   const cfg = JSON.parse(readFileSync(join(d, 'config.json'), 'utf8'));
@@ -168,10 +168,10 @@ test('shared-pooling encoders: same rows as single encoders, one forward pass pe
     const fla = await encoders.get('first_last_avg')!.encode(texts.slice(1));
     assert.equal(forwards, calls, 'avg and first_last_avg come from the cached forward pass');
     for (const [pooling, got] of [['cls', cls], ['avg', avg]] as const) {
-      const want = await new BertSentenceEncoder(m, { pooling, maxLength: 32 }).encode(texts);
+      const want = await new PooledSentenceEncoder(m, { pooling, maxLength: 32 }).encode(texts);
       assert.deepEqual(got, want, pooling);
     }
-    assert.deepEqual(fla, await new BertSentenceEncoder(m, { pooling: 'first_last_avg', maxLength: 32 }).encode(texts.slice(1)));
+    assert.deepEqual(fla, await new PooledSentenceEncoder(m, { pooling: 'first_last_avg', maxLength: 32 }).encode(texts.slice(1)));
   } finally {
     m.model.dispose();
   }

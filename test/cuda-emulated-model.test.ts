@@ -10,7 +10,7 @@ import { after, before, test } from 'node:test';
 import { initBackend, tf } from '../lib/backend/index.js';
 import { registerCudaBackendWith } from '../lib/backend/cuda/index.js';
 import { checkForwardGolden } from '../lib/parity/forward.js';
-import { readGoldenTrainRuns, replayGoldenTrainRun } from '../lib/train/golden.js';
+import { readGoldenTrainRuns, replayGoldenTrainRun } from '../lib/parity/train.js';
 import { createEmulatedAddon } from './fixtures/cuda/emulated-addon.js';
 import { DATA_DIR, GOLDEN_DIR } from './helpers/env.js';
 

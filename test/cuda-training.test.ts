@@ -85,12 +85,12 @@ test('device memory after 1000 training steps equals memory after 10', async (tt
   const c = await cuda();
   c.setCudaMatmulPrecision('tf32');
   const m = await loadModel(join(GOLDEN_DIR, 'model'));
-  const model: BertModel = m.model;
+  const model = m.model as BertModel;
   model.dropoutSeed = 1;
   try {
     const B = 8;
     const T = 16;
-    const batch = { inputIds: randInt(B * T, 0, m.config.vocabSize, 3), tokenTypeIds: new Int32Array(B * T), attentionMask: new Int32Array(B * T).fill(1), batch: B, seqLen: T };
+    const batch = { inputIds: randInt(B * T, 0, model.config.vocabSize, 3), tokenTypeIds: new Int32Array(B * T), attentionMask: new Int32Array(B * T).fill(1), batch: B, seqLen: T };
     const vars = [...model.params.values()];
     // The trainer's optimiser: its moment variables are created on the first step and then updated in place.
     const opt = new AdamW(model.params, { weightDecay: 0.01 });

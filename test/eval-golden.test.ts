@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { checkEvalGolden, type GoldenPooling } from '../lib/eval/index.js';
+import { checkEvalGolden, type GoldenPooling } from '../lib/parity/eval.js';
 import { hashingBowEncoder } from '../lib/eval/baselines.js';
 
 const DATA = process.env.ANGLE_DATA_DIR;

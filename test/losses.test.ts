@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { initBackend, tf } from '../lib/backend/index.js';
+import { checkLossesGolden } from '../lib/parity/losses.js';
 import {
   ANGLE_CODE_CONFIG,
   angleLoss,
@@ -11,7 +12,6 @@ import {
   angleTotalLoss,
   angleTripletLossTerms,
   arcconLoss,
-  checkLossesGolden,
   contrastiveWithNegativeLoss,
   cosineLoss,
   filterDuplicateExamples,
@@ -311,7 +311,7 @@ describe('AnglE objectives: hand-computed cases and edge cases', () => {
     close(value(() => angleLoss(t2(x), [1, 0], { tau: 1 })), Math.log1p(Math.exp(Math.SQRT2 - 1)), 1e-6);
     close(value(() => angleLoss(t2(x), [1, 0], { tau: 1, pooling: 'mean' })), Math.log1p(Math.exp((Math.SQRT2 - 1) / 2)), 1e-6);
     close(value(() => angleLoss(t2(x), [0, 1], { tau: 20 })), Math.log1p(Math.exp(20 * (1 - Math.SQRT2))), 1e-6);
-    throwsInput(() => angleLoss(t2(x), [0, 1], { pooling: 'max' as 'sum' }), /unknown pooling/);
+    throwsInput(() => angleLoss(t2(x), [0, 1], { pooling: 'max' as 'sum' }), /unknown angle pooling 'max': expected one of sum, mean/);
   });
 
   test('angle: odd embedding dimension and zero rows are errors', () => {
@@ -540,7 +540,7 @@ describe('contrastive baselines', () => {
     close(value(() => arcconLoss(t2(x), { temperature: 1, margin: m, marginUnit: 'radians' })), arccon, 1e-5);
     // margin 0: SimACE is plain angular InfoNCE, ArcCon is plain SimCSE
     close(value(() => arcconLoss(t2(x), { temperature: 1, margin: 0 })), value(() => simcsePairLoss(t2(x), { temperature: 1 })), 1e-5);
-    throwsInput(() => simaceLoss(t2(x), { marginUnit: 'gradians' as 'degrees' }), /unknown margin unit/);
+    throwsInput(() => simaceLoss(t2(x), { marginUnit: 'gradians' as 'degrees' }), /unknown SimACE margin unit 'gradians': expected one of degrees, radians/);
   });
 
   test('finite-difference gradient check: SimACE, ArcCon (clipped arccos), SimCSE', () => {

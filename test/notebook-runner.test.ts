@@ -1,5 +1,5 @@
 /**
- * The headless notebook runner (scripts/run-notebooks.ts), run as a child process on the fixture
+ * The headless notebook runner (scripts/notebooks/), run as a child process on the fixture
  * notebooks in test/fixtures/notebooks, asserting the executed .ipynb it writes and its exit
  * status; and, where Jupyter's nbconvert and the tslab kernelspec are installed, that the real
  * kernel gives the same outputs.
@@ -11,7 +11,7 @@ import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { joinText, type CodeCell, type MultilineString, type Notebook, type NotebookOutput } from '../lib/notebook/ipynb.js';
+import { joinText, type CodeCell, type MultilineString, type Notebook, type NotebookOutput } from '../scripts/notebooks/ipynb.js';
 import { PAPER_MODEL } from '../lib/notebook/presets.js';
 import { packageRoot } from '../lib/util/package-root.js';
 
@@ -34,7 +34,7 @@ function runnerEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 function runRunner(args: string[], env: Record<string, string> = {}): Promise<Run> {
   const started = Date.now();
   return new Promise((res, rej) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/run-notebooks.ts', '--dir', FIXTURES, ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/notebooks/cli.ts', '--dir', FIXTURES, ...args], {
       cwd: ROOT,
       env: runnerEnv(env),
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -234,7 +234,7 @@ describe('run-notebooks: failures', { concurrency: true }, () => {
     assert.equal(error.ename, 'RangeError');
     assert.equal(error.evalue, 'boom: fixture');
     assert.ok(error.traceback.some((l) => /at explode \(/.test(l)), error.traceback.join('\n'));
-    assert.ok(!error.traceback.some((l) => /tslab[\\/]dist|node:vm|run-notebooks/.test(l)), error.traceback.join('\n'));
+    assert.ok(!error.traceback.some((l) => /tslab[\\/]dist|node:vm|scripts[\\/]notebooks/.test(l)), error.traceback.join('\n'));
     assert.equal(failing.outputs.length, 2);
     // The cell after the failure did not run.
     assert.equal(code(nb, 5).execution_count, null);
@@ -359,6 +359,6 @@ describe('run-notebooks: presets', { concurrency: true }, () => {
     assert.match(run.stderr, /the smoke preset reads data and the golden model from a shared directory, and .*missing is not a directory: pass --shared <dir>/);
     const unknown = await runRunner(['06-env', '--preset', 'tiny']);
     assert.equal(unknown.code, 2);
-    assert.match(unknown.stderr, /unknown preset "tiny"; expected one of: smoke, paper/);
+    assert.match(unknown.stderr, /unknown preset 'tiny': expected one of smoke, paper/);
   });
 });

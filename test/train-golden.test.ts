@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
 import { initBackend } from '../lib/backend/index.js';
-import { checkTrainGolden } from '../lib/train/golden.js';
+import { checkTrainGolden } from '../lib/parity/train.js';
 import { DATA_DIR, GOLDEN_DIR } from './helpers/env.js';
 
 const skip =

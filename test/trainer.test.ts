@@ -15,7 +15,9 @@ import { BertModel } from '../lib/models/bert/model.js';
 import { bertParameterShapes } from '../lib/models/bert/weights.js';
 import { loadModel, type LoadedModel } from '../lib/models/auto.js';
 import { checkpointsDir, latestCheckpoint } from '../lib/train/checkpoint.js';
-import { stsDevEvaluation } from '../lib/train/dev-evaluation.js';
+import { stsEvaluator } from '../lib/eval/pair-evaluators.js';
+import { collectProvenance } from '../lib/report/provenance.js';
+import { portableModelIdentity, writeTrainingRecord } from '../lib/report/training-record.js';
 import { Trainer } from '../lib/train/trainer.js';
 import { InputError } from '../lib/util/errors.js';
 import { GOLDEN_DIR } from './helpers/env.js';
@@ -106,26 +108,32 @@ describe('Trainer', { skip }, () => {
     const trainer = new Trainer({
       model: m,
       train: smallPairs(),
-      dev: stsDevEvaluation({ name: 'small dev', pairs: devPairs }),
+      dev: stsEvaluator({ name: 'small dev', pairs: devPairs }),
+      test: stsEvaluator({ name: 'small test', pairs: devPairs.slice(0, 10) }),
       runDir,
-      experiment: 'trainer-test',
-      resultsDir,
       progress: false,
       config: { ...SMALL_TRAIN_CONFIG, evalEvery: 4, evalMaxLength: 16 },
       onEval: (e) => evals.push(e.step),
     });
+    const provenance = collectProvenance();
     const r = await trainer.run();
-    assert.deepEqual(evals, [4, 8, 12]);
+    const resultsFile = writeTrainingRecord(r, { experiment: 'trainer-test', resultsDir, provenance, model: portableModelIdentity(m) });
+    assert.deepEqual(evals, [4, 8, 12, 12]);
     assert.ok(r.best && [4, 8, 12].includes(r.best.step));
     assert.equal(r.best!.value, Math.max(...r.evals.map((e) => e.metrics.spearman)));
     const best = JSON.parse(readFileSync(join(runDir, 'best', 'best.json'), 'utf8'));
-    assert.equal(Number(best.step), r.best!.step);
+    assert.equal(best.step, r.best!.step);
+    assert.equal(best.value, r.best!.value);
     const reloaded = await loadModel(join(runDir, 'best'));
-    assert.equal(reloaded.config.hiddenSize, m.config.hiddenSize);
+    assert.equal(reloaded.model.hiddenSize, m.model.hiddenSize);
     reloaded.model.dispose();
 
-    const files = readdirSync(join(resultsDir, 'trainer-test'));
-    assert.equal(files.length, 1);
+    const files = readdirSync(join(resultsDir, 'trainer-test')).sort();
+    assert.equal(files.length, 2, files.join(', '));
+    assert.match(files[1], /\.predictions\.json$/);
+    const side = JSON.parse(readFileSync(join(resultsDir, 'trainer-test', files[1]), 'utf8'));
+    assert.equal(side.predictions.length, 10);
+    assert.deepEqual(side.gold, devPairs.slice(0, 10).map((p) => p.score));
     const rec = JSON.parse(readFileSync(join(resultsDir, 'trainer-test', files[0]), 'utf8'));
     assert.equal(rec.experiment, 'trainer-test');
     assert.equal(rec.provenance.backend, 'cpu');
@@ -137,14 +145,18 @@ describe('Trainer', { skip }, () => {
     assert.match(rec.data[0].sha256, /^[0-9a-f]{64}$/);
     assert.ok(Math.abs(rec.metrics.dev_spearman - r.final!.spearman * 100) < 1e-9);
     assert.equal(rec.details.log.length, 12);
-    assert.equal(r.resultsFile, join(resultsDir, 'trainer-test', files[0]));
+    assert.equal(rec.details.predictionsFile, files[1]);
+    // No path of this machine in a record that may go into git.
+    assert.match(rec.model.id, /^(shared|project|local):/);
+    assert.ok(!JSON.stringify(rec).includes(tmp), 'the record holds a temporary path');
+    assert.equal(resultsFile, join(resultsDir, 'trainer-test', files[0]));
     m.model.dispose();
   });
 
   test('bad input fails clearly and leaves no checkpoint or results file behind', async () => {
     const runDir = join(tmp, 'bad');
     const resultsDir = join(tmp, 'bad-results');
-    const base = { model: loaded, runDir, resultsDir, experiment: 'bad', progress: false };
+    const base = { model: loaded, runDir, progress: false };
     assert.throws(
       () => new Trainer({ ...base, train: smallPairs(3), config: { ...SMALL_TRAIN_CONFIG, checkpointEvery: 1 } }),
       (e: Error) => e instanceof InputError && /'small pairs' has 3 pairs, fewer than one batch of 4/.test(e.message),
@@ -162,10 +174,10 @@ describe('Trainer', { skip }, () => {
 
     // A checkpoint written for the golden shape, resumed into a BERT of another shape.
     const m = await freshModel();
-    await new Trainer({ ...base, model: m, experiment: undefined, train: smallPairs(), config: { ...SMALL_TRAIN_CONFIG, maxSteps: 1, warmupSteps: 0, checkpointEvery: 1 } }).run();
+    await new Trainer({ ...base, model: m, train: smallPairs(), config: { ...SMALL_TRAIN_CONFIG, maxSteps: 1, warmupSteps: 0, checkpointEvery: 1 } }).run();
     m.model.dispose();
     const before = readdirSync(checkpointsDir(runDir)).sort();
-    const cfg = { ...loaded.config, hiddenSize: 32, intermediateSize: 64 };
+    const cfg = { ...(loaded.model as BertModel).config, hiddenSize: 32, intermediateSize: 64 };
     const weights = new Map([...bertParameterShapes(cfg)].map(([n, s]) => [n, { shape: s, data: new Float32Array(s.reduce((a, b) => a * b, 1)).fill(0.01) }]));
     const other = new BertModel(cfg, weights);
     const t = new Trainer({ ...base, model: { model: other, tokenizer: loaded.tokenizer }, train: smallPairs(), config: { ...SMALL_TRAIN_CONFIG, checkpointEvery: 1 } });

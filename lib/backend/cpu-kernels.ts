@@ -12,7 +12,7 @@
  * instead of copying it element by element: tfjs's gather gradient transposes the whole
  * embedding-gradient matrix twice with identity permutations, ~150 ms per step for BERT's vocabulary.
  *
- * AngleAdamW (the fused optimiser step of ./fused-ops.ts) gets a cpu kernel too: one loop over the
+ * AngleAdamW (the fused optimiser step of lib/ops/adamw-step.ts) gets a cpu kernel too: one loop over the
  * parameter instead of ~10 whole-tensor ops, which made the update of BERT's 2M-value embedding
  * matrix alone cost ~0.9 s per step. Same arithmetic as PyTorch's AdamW, in PyTorch's order:
  *   p·(1 − lr·wd) − (lr / bc1) · m / (√v / √bc2 + eps),  m, v the updated moments.

@@ -14,7 +14,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { cpus, arch } from 'node:os';
 import { envConfig } from '../config.js';
-import { UnavailableError } from '../util/errors.js';
+import { UnavailableError, UnknownNameError } from '../util/errors.js';
 import { registerCpuKernelOverrides, registerWasmKernelAdditions } from './cpu-kernels.js';
 import { registerGradients } from './gradients.js';
 
@@ -34,7 +34,7 @@ let active: BackendInfo | undefined;
 function parseBackendName(name: string): BackendName {
   const n = name.trim().toLowerCase();
   if ((BACKEND_NAMES as readonly string[]).includes(n)) return n as BackendName;
-  throw new UnavailableError(`unknown backend '${name}': expected one of ${BACKEND_NAMES.join(', ')}`);
+  throw new UnknownNameError('backend', name, BACKEND_NAMES);
 }
 
 async function importOptional(specifier: string): Promise<unknown | undefined> {
@@ -113,3 +113,4 @@ export function activeBackend(): BackendInfo | undefined {
 }
 
 export { tf };
+export { backendCapabilities, registerBackendCapabilities, type BackendCapabilities } from './capabilities.js';

@@ -1,7 +1,7 @@
 /**
  * Making a data set available: the one asynchronous step, after which the synchronous loaders
  * find it. A split already under the local data root is left alone; the others are downloaded
- * from the Hugging Face Hub into its cache (lib/models/hub.ts: HF_ENDPOINT, HF_TOKEN,
+ * from the Hugging Face Hub into its cache (lib/hub: HF_ENDPOINT, HF_TOKEN,
  * HF_HUB_OFFLINE, HF_HOME / HF_HUB_CACHE) and prepared into the loader's format (prepare.ts).
  * A second call finds everything in the cache and makes no request.
  *
@@ -22,7 +22,7 @@ export interface EnsureOptions extends LocateOptions {
   splits?: readonly string[];
   /** Download even the splits the data root has. */
   ignoreLocal?: boolean;
-  /** Hub settings; each defaults as in huggingface_hub (see lib/models/hub.ts). */
+  /** Hub settings; each defaults as in huggingface_hub (see lib/hub/settings.ts). */
   endpoint?: string;
   offline?: boolean;
   token?: string;

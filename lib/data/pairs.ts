@@ -16,7 +16,7 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { InputError } from '../util/errors.js';
+import { InputError, UnknownNameError } from '../util/errors.js';
 import { locateSplit, type LocatedSplit } from './locate.js';
 import { glueMrpcPairs, readMsrParaphrase } from './msr-paraphrase.js';
 import { optionalDataDir } from './paths.js';
@@ -163,6 +163,6 @@ export function loadBinaryTask(task: BinaryTaskName, opts: LoadOptions = {}): Bi
     case 'GitHubIssues':
       return loadGithubIssues('test', opts);
     default:
-      throw new InputError(`unknown binary task '${String(task)}'`);
+      throw new UnknownNameError('binary task', String(task), ['MRPC', 'QNLI', 'QQP', 'GitHubIssues']);
   }
 }

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { envConfig } from '../config.js';
-import { InputError } from '../util/errors.js';
+import { InputError, UnknownNameError } from '../util/errors.js';
 import { datasetEntry, type DatasetId } from './registry.js';
 
 /**
@@ -43,7 +43,7 @@ export function datasetFile(id: DatasetId, split: string, dataDir?: string, file
   const entry = datasetEntry(id);
   const s = entry.splits[split];
   if (s === undefined && fileName === undefined) {
-    throw new InputError(`${id} has no split '${split}': expected one of ${Object.keys(entry.splits).join(', ')}`);
+    throw new UnknownNameError(`split of ${id}`, split, Object.keys(entry.splits));
   }
   const name = fileName ?? s.local[0];
   const file = join(datasetDir(id, dataDir), name);

@@ -28,6 +28,7 @@
  * (a listing or a page of that repository) or in code that downloads them; `note` says where and
  * what remains inferred. Row counts name their source in `rowsSource`.
  */
+import { UnknownNameError } from '../util/errors.js';
 
 export type StsYear = 'STS12' | 'STS13' | 'STS14' | 'STS15' | 'STS16';
 export type StsTaskName = StsYear | 'STSBenchmark' | 'SICKRelatedness';
@@ -372,7 +373,7 @@ export const DATASET_IDS = Object.keys(DATASETS) as DatasetId[];
 /** The registry entry of `id`, or an error listing the known ids. */
 export function datasetEntry(id: string): DatasetEntry {
   const e = (DATASETS as Record<string, DatasetEntry | undefined>)[id];
-  if (!e) throw new RangeError(`unknown data set '${id}': expected one of ${DATASET_IDS.join(', ')}`);
+  if (!e) throw new UnknownNameError('data set', id, DATASET_IDS);
   return e;
 }
 
@@ -380,7 +381,7 @@ export function datasetEntry(id: string): DatasetEntry {
 export function splitEntry(id: DatasetId, split: string): SplitEntry {
   const e = datasetEntry(id);
   const s = e.splits[split];
-  if (!s) throw new RangeError(`${id} has no split '${split}': expected one of ${Object.keys(e.splits).join(', ')}`);
+  if (!s) throw new UnknownNameError(`split of ${id}`, split, Object.keys(e.splits));
   return s;
 }
 

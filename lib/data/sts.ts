@@ -14,7 +14,7 @@
  * builds it. Every pair keeps the file and 1-based line it came from.
  */
 import { join } from 'node:path';
-import { InputError } from '../util/errors.js';
+import { InputError, UnknownNameError } from '../util/errors.js';
 import { locateSplit, type LocateOptions } from './locate.js';
 import { STS_SUBSET_PAIRS, STS_SUBSETS, STS_YEARS, type StsTaskName, type StsYear } from './registry.js';
 import { checkSize, type SizeOptions } from './sizes.js';
@@ -93,7 +93,7 @@ export function loadStsSubsetFiles(task: StsTaskName, name: string, inputFile: s
 
 /** The subsets of one STS year, in SentEval's order, each checked against its known number of scored pairs. */
 export function loadStsYear(year: StsYear, opts: LoadOptions = {}): StsSet[] {
-  if (!STS_YEARS.includes(year)) throw new InputError(`unknown STS year '${year}': expected one of ${STS_YEARS.join(', ')}`);
+  if (!STS_YEARS.includes(year)) throw new UnknownNameError('STS year', year, STS_YEARS);
   const loc = locateSplit(year, 'test', opts);
   return STS_SUBSETS[year].map((s) => {
     const input = join(loc.dir, `STS.input.${s}.txt`);

@@ -1,19 +1,22 @@
 /**
- * Sentence encoders over a BERT: texts -> tokenise -> BERT -> pooling -> one float32 row per text.
+ * Sentence encoders over any text model (lib/models/types.ts TextModel): texts -> tokenise ->
+ * model -> pooling -> one float32 row per text.
  *
  * Texts are tokenised once, sorted by length (longest first, so the first batch shows the worst
  * memory case and padding waste is minimal), embedded in batches without gradients, and put back
- * in input order. Several pooling strategies can come out of one forward pass (`BertEmbedder`),
- * which is how the evaluation compares `cls` and `avg` at the price of one.
+ * in input order. Several pooling strategies can come out of one forward pass
+ * (`MultiPoolingEmbedder`), which is how the evaluation compares `cls` and `avg` at the price of one.
  */
 import { tf } from '../backend/index.js';
-import type { BertModel } from '../models/bert/model.js';
-import type { HfTokenizer } from '../models/tokenizers/hf.js';
+import type { LoadedModel } from '../models/types.js';
 import { Progress } from '../util/progress.js';
 import { needsHiddenStates, parsePooling, pool, type Pooling } from './pooling.js';
 import type { EncodeOptions, Embeddings, SentenceEncoder } from './types.js';
 
-export interface BertEncoderOptions {
+/** The part of a loaded model an encoder needs. */
+export type EncoderModel = Pick<LoadedModel, 'model' | 'tokenizer'>;
+
+export interface EncoderOptions {
   /** Pooling strategy or its paper name (default `cls`). */
   pooling?: Pooling | string;
   /** Truncation length in tokens, special tokens included (default: the model's max positions). */
@@ -24,27 +27,22 @@ export interface BertEncoderOptions {
   progressThreshold?: number;
 }
 
-export interface ModelAndTokenizer {
-  model: BertModel;
-  tokenizer: HfTokenizer;
-}
-
 /** Embeds texts with one or more pooling strategies from a single forward pass per batch. */
-export class BertEmbedder {
+export class MultiPoolingEmbedder {
   readonly maxLength: number;
   readonly batchSize: number;
 
   constructor(
-    private readonly m: ModelAndTokenizer,
-    private readonly opts: Omit<BertEncoderOptions, 'pooling'> = {},
+    private readonly m: EncoderModel,
+    private readonly opts: Omit<EncoderOptions, 'pooling'> = {},
   ) {
-    this.maxLength = opts.maxLength ?? m.model.config.maxPositions;
+    this.maxLength = opts.maxLength ?? m.model.maxPositions;
     this.batchSize = opts.batchSize ?? 64;
     if (!Number.isInteger(this.batchSize) || this.batchSize < 1) throw new RangeError(`batchSize must be a positive integer, got ${opts.batchSize}`);
   }
 
   get dim(): number {
-    return this.m.model.config.hiddenSize;
+    return this.m.model.hiddenSize;
   }
 
   async embed(texts: string[], poolings: readonly Pooling[], opts: EncodeOptions = {}): Promise<Map<Pooling, Embeddings>> {
@@ -64,7 +62,7 @@ export class BertEmbedder {
       const pooled = tf.tidy(() => {
         const o = this.m.model.forward(batch, { training: false, outputHiddenStates: hidden });
         const mask = tf.tensor2d(batch.attentionMask, [batch.batch, batch.seqLen], 'int32');
-        return poolings.map((p) => pool(p, { lastHiddenState: o.lastHiddenState, hiddenStates: o.hiddenStates, attentionMask: mask }));
+        return poolings.map((p) => pool(p, { lastHiddenState: o.lastHiddenState, hiddenStates: o.hiddenStates, attentionMask: mask, padSide: this.m.tokenizer.padSide }));
       });
       for (let k = 0; k < poolings.length; k++) {
         const values = (await pooled[k].data()) as Float32Array;
@@ -81,13 +79,13 @@ export class BertEmbedder {
 }
 
 /** A SentenceEncoder with one pooling strategy. */
-export class BertSentenceEncoder implements SentenceEncoder {
+export class PooledSentenceEncoder implements SentenceEncoder {
   readonly pooling: Pooling;
-  private readonly embedder: BertEmbedder;
+  private readonly embedder: MultiPoolingEmbedder;
 
-  constructor(m: ModelAndTokenizer, opts: BertEncoderOptions = {}) {
+  constructor(m: EncoderModel, opts: EncoderOptions = {}) {
     this.pooling = parsePooling(opts.pooling ?? 'cls');
-    this.embedder = new BertEmbedder(m, opts);
+    this.embedder = new MultiPoolingEmbedder(m, opts);
   }
 
   get maxLength(): number {
@@ -109,12 +107,12 @@ export class BertSentenceEncoder implements SentenceEncoder {
  * the same text costs nothing. Memory grows with the distinct texts seen; `clear()` frees it.
  */
 export function sharedPoolingEncoders(
-  m: ModelAndTokenizer,
+  m: EncoderModel,
   poolings: ReadonlyArray<Pooling | string>,
-  opts: Omit<BertEncoderOptions, 'pooling'> = {},
+  opts: Omit<EncoderOptions, 'pooling'> = {},
 ): { encoders: Map<Pooling, SentenceEncoder>; clear(): void } {
   const list = [...new Set(poolings.map(parsePooling))];
-  const embedder = new BertEmbedder(m, opts);
+  const embedder = new MultiPoolingEmbedder(m, opts);
   const cache = new Map<string, Float32Array[]>(); // text -> one row per pooling, in `list` order
   const encoders = new Map<Pooling, SentenceEncoder>();
   list.forEach((p, k) => {

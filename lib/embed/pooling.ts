@@ -1,5 +1,5 @@
 /**
- * Pooling strategies: from token states to one sentence vector (DESIGN.md §5).
+ * Pooling strategies: from token states to one sentence vector.
  *
  * | name             | paper name      | vector                                                        |
  * |------------------|-----------------|---------------------------------------------------------------|
@@ -7,15 +7,17 @@
  * | `cls_avg`        | cls-last-avg    | (h[:, 0] + ΣMh/ΣM) / 2                                         |
  * | `avg`            | last-avg        | ΣMh / ΣM                                                      |
  * | `max`            | last-max        | max over tokens of M⊙h (padding counts as 0, as AnglE does)   |
+ * | `first_last_avg` | first-last-avg  | masked mean of (hidden_states[1] + hidden_states[-1]) / 2     |
+ * | `last`           | last token      | h at the last real token (right padding) or position -1 (left) |
  *
  * Note on `max`: because padded positions count as 0 (the reference behaviour, which the golden
  * outputs confirm), a dimension whose real values are all negative pools to 0 when the sentence
  * shares a batch with a longer one. Every other strategy is independent of the batch.
- * | `first_last_avg` | first-last-avg  | masked mean of (hidden_states[1] + hidden_states[-1]) / 2     |
- * | `last`           | last token      | h at the last real token (right padding) or position -1 (left) |
+ *
+ * Formulas from AnglE's and SimCSE's pooling code (see the project's DESIGN notes, §5).
  */
 import { tf } from '../backend/index.js';
-import { InputError } from '../util/errors.js';
+import { InputError, UnknownNameError } from '../util/errors.js';
 
 export const POOLING_STRATEGIES = ['cls', 'cls_avg', 'avg', 'max', 'first_last_avg', 'last'] as const;
 export type Pooling = (typeof POOLING_STRATEGIES)[number];
@@ -36,7 +38,7 @@ export function parsePooling(name: string): Pooling {
   if ((POOLING_STRATEGIES as readonly string[]).includes(n)) return n as Pooling;
   const alias = ALIASES[n.toLowerCase()];
   if (alias) return alias;
-  throw new InputError(`unknown pooling '${name}': expected one of ${POOLING_STRATEGIES.join(', ')} (or the paper names ${Object.keys(ALIASES).join(', ')})`);
+  throw new UnknownNameError('pooling', name, [...POOLING_STRATEGIES, ...Object.keys(ALIASES)]);
 }
 
 /** Whether a strategy needs all hidden states rather than only the last one. */

@@ -1,3 +1,9 @@
+/**
+ * Evaluation: the evaluator contract (./evaluator.ts) and its pair evaluators, Spearman as scipy,
+ * SentEval STS, binary-label STS, retrieval, embedding geometry, baseline encoders.
+ */
+export { type Evaluator, type EvaluationResult } from './evaluator.js';
+export { stsEvaluator, binaryEvaluator } from './pair-evaluators.js';
 export { rankAverage, pearson, spearman } from './spearman.js';
 export {
   dedupe,
@@ -54,5 +60,4 @@ export {
   cosineDensityByGold,
   cosineDensityForSet,
 } from './geometry.js';
-export { type GoldenPooling, type EvalGoldenOptions, checkEvalGolden, perturb } from './golden.js';
 export { hashingBowEncoder, tableEncoder } from './baselines.js';

@@ -16,6 +16,7 @@ import { loadStsTask, type StsSet, type StsSplit } from '../data/sts.js';
 import { STS_TASKS, STS_YEARS, type StsTaskName, type StsYear } from '../data/registry.js';
 import { pearson, spearman } from './spearman.js';
 import { checkEmbeddings, dedupe, pairCosines } from './vectors.js';
+import { UnknownNameError } from '../util/errors.js';
 
 export interface Correlation {
   n: number;
@@ -194,7 +195,7 @@ export async function evaluateStsTask(
 export async function evaluateStsSuite(encoder: SentenceEncoder, opts: StsSuiteOptions = {}): Promise<StsSuiteResult> {
   const tasks = opts.tasks ?? STS_TASKS;
   for (const t of tasks) {
-    if (!(STS_TASKS as readonly string[]).includes(t)) throw new RangeError(`unknown STS task '${t}': expected one of ${STS_TASKS.join(', ')}`);
+    if (!(STS_TASKS as readonly string[]).includes(t)) throw new UnknownNameError('STS task', t, STS_TASKS);
   }
   const t0 = performance.now();
   let load = 0;

@@ -18,7 +18,7 @@
  *   (`ibn_tau20_*`, `angle_tau20_*`, `cosine_tau20_*`); the weighted sum is plain arithmetic.
  */
 import { tf } from '../backend/index.js';
-import { InputError } from '../util/errors.js';
+import { InputError, UnknownNameError } from '../util/errors.js';
 import { interleavePairs, splitTriplets, tripletCount } from './batch.js';
 import { angleLoss, type AnglePooling } from './angle.js';
 import { cosineLoss } from './cosine.js';
@@ -104,7 +104,7 @@ export function resolveAngleLossConfig(input: AngleLossConfigInput = {}): AngleL
   const presetName = input.preset ?? 'paper';
   const base = ANGLE_PRESETS[presetName];
   if (!base) {
-    throw new InputError(`${ANGLE_TOTAL_OBJECTIVE}: unknown preset '${presetName}' (expected ${Object.keys(ANGLE_PRESETS).join(', ')})`);
+    throw new UnknownNameError(`${ANGLE_TOTAL_OBJECTIVE} preset`, String(presetName), Object.keys(ANGLE_PRESETS));
   }
   const weights = { ...base.weights, ...(input.weights ?? {}) };
   const taus = { ...base.taus, ...(input.taus ?? {}) };

@@ -18,7 +18,7 @@
  * Golden-checked against `angle_emb/loss.py::angle_loss` (v0.6.1): cases `angle_tau*_*`.
  */
 import { tf } from '../backend/index.js';
-import { InputError } from '../util/errors.js';
+import { InputError, UnknownNameError } from '../util/errors.js';
 import { pairCount, splitPairs } from './batch.js';
 import { pairwiseRankingLoss } from './ranking.js';
 import { assertEmbeddings, checkLabels, checkPositive, readScalar } from './validate.js';
@@ -36,7 +36,7 @@ export interface AngleLossOptions {
 
 function checkPooling(p: string): AnglePooling {
   if (p !== 'sum' && p !== 'mean') {
-    throw new InputError(`${ANGLE_OBJECTIVE}: unknown pooling '${p}' (expected 'sum' or 'mean')`);
+    throw new UnknownNameError(`${ANGLE_OBJECTIVE} pooling`, String(p), ['sum', 'mean']);
   }
   return p;
 }

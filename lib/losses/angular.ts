@@ -13,7 +13,7 @@
  * not a usable setting), so degrees is the default unit.
  */
 import { tf } from '../backend/index.js';
-import { InputError } from '../util/errors.js';
+import { InputError, UnknownNameError } from '../util/errors.js';
 
 export type AngleUnit = 'degrees' | 'radians';
 
@@ -26,7 +26,7 @@ export function toRadians(value: number, unit: AngleUnit, objective: string): nu
   }
   if (unit === 'degrees') return (value * Math.PI) / 180;
   if (unit === 'radians') return value;
-  throw new InputError(`${objective}: unknown margin unit '${String(unit)}' (expected 'degrees' or 'radians')`);
+  throw new UnknownNameError(`${objective} margin unit`, String(unit), ['degrees', 'radians']);
 }
 
 /** arccos of `x` clipped to [−1 + eps, 1 − eps] (finite gradient everywhere). */

@@ -33,7 +33,7 @@
  * candidate left after masking self).
  */
 import { tf } from '../backend/index.js';
-import { InputError } from '../util/errors.js';
+import { InputError, UnknownNameError } from '../util/errors.js';
 import { duplicateRows, pairCount } from './batch.js';
 import { softTargetCrossEntropy } from './cross-entropy.js';
 import { l2Normalize } from './similarity.js';
@@ -74,7 +74,7 @@ export function inBatchTargets(
   const positives = opts.positives ?? 'binary';
   const duplicates = opts.duplicates ?? 'ignore';
   if (!DUPLICATE_HANDLINGS.includes(duplicates)) {
-    throw new InputError(`${IBN_OBJECTIVE}: unknown duplicates mode '${String(duplicates)}' (expected ${DUPLICATE_HANDLINGS.join(', ')})`);
+    throw new UnknownNameError(`${IBN_OBJECTIVE} duplicates mode`, String(duplicates), DUPLICATE_HANDLINGS);
   }
   const partner = (r: number) => r + 1 - (r % 2) * 2;
   const rowLabel = (r: number) => labels[Math.floor(r / 2)];
@@ -100,7 +100,7 @@ export function inBatchTargets(
     } else if (typeof positives === 'function') {
       isPositive = (y) => positives(y) === true;
     } else {
-      throw new InputError(`${IBN_OBJECTIVE}: unknown positives mode '${String(positives)}' (expected 'binary', 'angle-int' or a function)`);
+      throw new UnknownNameError(`${IBN_OBJECTIVE} positives mode`, String(positives), ['binary', 'angle-int', '(a function)']);
     }
     for (let k = 0; k < pairs; k++) {
       if (isPositive(labels[k], k)) {

@@ -83,4 +83,3 @@ export {
   type ArcconOptions,
 } from './arccon.js';
 export { toRadians, clippedAcos, ARCCOS_CLIP_EPS, type AngleUnit } from './angular.js';
-export { checkLossesGolden, LOSS_GOLDEN_TOLERANCE } from './golden.js';

@@ -1,19 +1,19 @@
 /**
- * loadModel(idOrPath): a BERT encoder and its tokenizer from a local directory or a Hub id.
+ * loadModel(idOrPath): a text model and its tokenizer from a local directory or a Hub id, with the
+ * architecture chosen from config.json's `model_type` (one table below: the one place that knows
+ * which architectures exist).
  *
  * A local directory always works (and is what this project's machines use: no Hub there). A Hub
- * id goes through ./hub.ts (cache honouring HF_HOME / HF_HUB_CACHE, HF_ENDPOINT,
- * HF_HUB_OFFLINE, HF_TOKEN); sharded checkpoints are fetched after their index.
+ * id goes through lib/hub (cache honouring HF_HOME / HF_HUB_CACHE, HF_ENDPOINT, HF_HUB_OFFLINE,
+ * HF_TOKEN); sharded checkpoints are fetched after their index.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { InputError } from '../util/errors.js';
-import { readBertConfig, type BertConfig } from './bert/config.js';
-import { BertModel } from './bert/model.js';
-import { mapBertWeights } from './bert/weights.js';
-import { readTensors, SAFETENSORS_FILE, SAFETENSORS_INDEX, weightFiles, weightsSha256 } from './weight-files.js';
+import { InputError, UnknownNameError } from '../util/errors.js';
+import { loadBert } from './bert/load.js';
+import type { LoadedModel, TextModel, TextTokenizer } from './types.js';
+import { SAFETENSORS_FILE, SAFETENSORS_INDEX, weightFiles, weightsSha256 } from './weight-files.js';
 import { isHubId, resolveRepoFiles, type ResolveRepoFilesOptions } from '../hub/index.js';
-import { HfTokenizer } from './tokenizers/hf.js';
 
 export interface LoadModelOptions {
   /** Hub revision (branch, tag or commit); default main. */
@@ -26,20 +26,43 @@ export interface LoadModelOptions {
   hub?: Omit<ResolveRepoFilesOptions, 'repo' | 'files' | 'optionalFiles' | 'revision'>;
 }
 
-export interface LoadedModel {
-  /** What the caller asked for: a Hub id or a path. */
-  id: string;
-  /** The local directory the files were read from. */
-  dir: string;
-  source: 'local' | 'hub';
-  /** Hub commit, when loaded from the Hub. */
-  commit?: string;
-  config: BertConfig;
-  tokenizer: HfTokenizer;
-  model: BertModel;
-  /** sha256 of the weight files: the weights' identity in results. */
-  weightsSha256: string;
-  weightFiles: string[];
+export type { LoadedModel };
+
+/** One architecture the library implements: the config model_types it answers to, and how to build it. */
+interface Architecture {
+  modelTypes: readonly string[];
+  build(dir: string, config: Record<string, unknown>, configFile: string, weightFiles: string[], opts: LoadModelOptions): { model: TextModel; tokenizer: TextTokenizer };
+}
+
+const ARCHITECTURES: readonly Architecture[] = [{ modelTypes: ['bert'], build: (dir, cfg, file, files, o) => loadBert(dir, cfg, file, files, o) }];
+
+/** The config.json `model_type`s loadModel can build. */
+export const MODEL_TYPES: readonly string[] = ARCHITECTURES.flatMap((a) => a.modelTypes);
+
+function readConfigJson(path: string): Record<string, unknown> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new InputError(`model config is not readable JSON: ${(e as Error).message}`, { file: path });
+  }
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new InputError('expected a JSON object', { file: path });
+  return raw as Record<string, unknown>;
+}
+
+/**
+ * The architecture of a config: its model_type, or for configs without one (old BERT checkpoints)
+ * the BERT-shaped `architectures` entry.
+ */
+function architectureOf(config: Record<string, unknown>, file: string): Architecture {
+  let type = typeof config.model_type === 'string' ? config.model_type : undefined;
+  if (type === undefined) {
+    const names = Array.isArray(config.architectures) ? (config.architectures as unknown[]).map(String) : [];
+    if (names.some((n) => /^Bert/.test(n)) || (names.length === 0 && 'hidden_size' in config && 'type_vocab_size' in config)) type = 'bert';
+  }
+  const arch = ARCHITECTURES.find((a) => type !== undefined && a.modelTypes.includes(type));
+  if (!arch) throw new UnknownNameError('model architecture (config.json model_type)', type ?? '(none)', MODEL_TYPES, { file });
+  return arch;
 }
 
 const TOKENIZER_FILES = ['tokenizer_config.json', 'special_tokens_map.json', 'vocab.txt'];
@@ -73,15 +96,14 @@ export async function resolveModelDir(
   return { dir: first.dir, source: 'hub', commit: first.commit };
 }
 
-/** Loads config, tokenizer and weights, checking each, and builds the encoder. */
+/** Loads config, tokenizer and weights, checking each, and builds the model its config names. */
 export async function loadModel(idOrPath: string, opts: LoadModelOptions = {}): Promise<LoadedModel> {
   const { dir, source, commit } = await resolveModelDir(idOrPath, opts);
   const configPath = join(dir, 'config.json');
   if (!existsSync(configPath)) throw new InputError('model directory has no config.json', { file: dir });
-  const config = readBertConfig(configPath);
-  const tokenizer = HfTokenizer.fromDir(dir);
+  const config = readConfigJson(configPath);
+  const arch = architectureOf(config, configPath);
   const files = opts.weightFiles ?? weightFiles(dir);
-  const weights = mapBertWeights(config, readTensors(files), files.join(', '));
-  const model = new BertModel(config, weights, opts.dropoutSeed ?? 0);
-  return { id: idOrPath, dir, source, commit, config, tokenizer, model, weightsSha256: await weightsSha256(files), weightFiles: files };
+  const { model, tokenizer } = arch.build(dir, config, configPath, files, opts);
+  return { id: idOrPath, dir, source, commit, model, tokenizer, weightsSha256: await weightsSha256(files), weightFiles: files };
 }

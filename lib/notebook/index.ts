@@ -1,23 +1,10 @@
-/** Notebook helpers that are not model logic: settings, presets, tables, .ipynb files. */
+/**
+ * What a notebook author calls: the run's settings (model, data, backend, preset), and showing
+ * tables and data cards. The notebook runner's own machinery (reading and writing .ipynb files,
+ * applying presets) lives in scripts/notebooks/, not here.
+ */
 export { notebookSettings, settingsTable, type NotebookSettings } from './settings.js';
-export {
-  NOTEBOOK_PRESETS,
-  PRESET_NAMES,
-  PAPER_MODEL,
-  presetTable,
-  presetVariables,
-  type Preset,
-  type PresetName,
-} from './presets.js';
-export {
-  showTable,
-  tableToHtml,
-  tableToMarkdown,
-  tableToText,
-  runningUnderTslab,
-  type SimpleTable,
-  type TableValue,
-  type TableFormat,
-} from './display.js';
-export { readNotebook, writeNotebook, type Notebook, type NotebookCell, type NotebookOutput } from './ipynb.js';
+export { NOTEBOOK_PRESETS, PRESET_NAMES, PAPER_MODEL, presetTable, type Preset, type PresetName } from './presets.js';
+export { showTable, runningUnderTslab } from './display.js';
 export { showDatasetCards } from './data-cards.js';
+export { tableToHtml, tableToMarkdown, tableToText, type SimpleTable, type TableValue, type TableFormat } from '../util/table.js';

@@ -6,7 +6,7 @@
  */
 import { readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { InputError } from '../util/errors.js';
+import { InputError, UnknownNameError } from '../util/errors.js';
 import type { SimpleTable } from './display.js';
 
 /** The model the papers fine-tune (AnglE-BERT, SimCSE): the default when nothing else is chosen. */
@@ -50,7 +50,7 @@ export function isPresetName(name: string): name is PresetName {
 
 export function presetByName(name: string): Preset {
   const p = NOTEBOOK_PRESETS.find((q) => q.name === name);
-  if (!p) throw new InputError(`unknown preset ${JSON.stringify(name)}; expected one of: ${PRESET_NAMES.join(', ')}`);
+  if (!p) throw new UnknownNameError('preset', name, PRESET_NAMES);
   return p;
 }
 

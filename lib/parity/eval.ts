@@ -1,5 +1,5 @@
 /**
- * Parity of the evaluators against a golden `eval.json` (see golden/README.md): every number in
+ * Parity of the evaluators against a golden `eval.json` (the golden set's README, shared/golden/README.md): every number in
  * the file is compared, and a key this module does not know is a failed check (never skipped).
  *
  * | eval.json                         | how we compute it                                                   |
@@ -23,16 +23,16 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Embeddings, SentenceEncoder } from '../embed/types.js';
-import type { ParityCheck } from '../parity/check.js';
+import type { ParityCheck } from './check.js';
 import { InputError } from '../util/errors.js';
 import { loadFlickr30kCaptions } from '../data/flickr.js';
 import { loadStsBenchmark, loadStsTask, type StsSplit } from '../data/sts.js';
 import { STS_TASKS, STS_YEARS, type StsTaskName } from '../data/registry.js';
-import { alignUniformOnSet } from './geometry.js';
-import { captionRetrieval } from './retrieval.js';
-import { indexStsSets, summarizeStsSets, type StsTaskResult } from './senteval-sts.js';
-import { spearman } from './spearman.js';
-import { embedUnique, gatherRows, pairCosines, pairCosinesF32 } from './vectors.js';
+import { alignUniformOnSet } from '../eval/geometry.js';
+import { captionRetrieval } from '../eval/retrieval.js';
+import { indexStsSets, summarizeStsSets, type StsTaskResult } from '../eval/senteval-sts.js';
+import { spearman } from '../eval/spearman.js';
+import { embedUnique, gatherRows, pairCosines, pairCosinesF32 } from '../eval/vectors.js';
 
 export type GoldenPooling = 'cls' | 'avg';
 

@@ -1,5 +1,5 @@
 /**
- * Forward parity against a golden directory (layout: ../shared/golden/README.md):
+ * Forward parity against a golden directory (layout: shared/golden/README.md, beside the repository):
  * tokenizer ids for every sentence and the pair, every tensor of forward.safetensors, and the
  * same outputs from the weights under the original checkpoint naming.
  */

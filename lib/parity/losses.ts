@@ -1,5 +1,5 @@
 /**
- * Parity of the AnglE objectives with a golden `losses.json` (see golden/README.md): float64
+ * Parity of the AnglE objectives with a golden `losses.json` (the golden set's README, shared/golden/README.md): float64
  * `y_pred` (zigzag pairs), `binary_pair_labels`, `sts_pair_labels`, `triplets` ([q, p, n] rows),
  * and `cases`: `{ name, loss, grad }` computed by AnglE v0.6.1's `angle_emb/loss.py`.
  *
@@ -24,13 +24,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tf } from '../backend/index.js';
 import { registerGradients } from '../backend/gradients.js';
-import { check, maxRelDiff, type ParityCheck } from '../parity/check.js';
+import { check, maxRelDiff, type ParityCheck } from './check.js';
 import { InputError } from '../util/errors.js';
-import { angleLoss, type AnglePooling } from './angle.js';
-import { splitTriplets } from './batch.js';
-import { contrastiveWithNegativeLoss } from './contrastive-with-negative.js';
-import { cosineLoss } from './cosine.js';
-import { inBatchNegativesLoss } from './in-batch-negatives.js';
+import { angleLoss, type AnglePooling } from '../losses/angle.js';
+import { splitTriplets } from '../losses/batch.js';
+import { contrastiveWithNegativeLoss } from '../losses/contrastive-with-negative.js';
+import { cosineLoss } from '../losses/cosine.js';
+import { inBatchNegativesLoss } from '../losses/in-batch-negatives.js';
 
 export const LOSS_GOLDEN_TOLERANCE = 1e-4;
 
@@ -96,7 +96,7 @@ function resolveCase(name: string, file: Record<string, unknown>): ResolvedCase 
       });
     return { input, inputName: 'triplets', fn };
   }
-  return 'unknown golden loss case: no objective here maps to this name (add it to lib/losses/golden.ts)';
+  return 'unknown golden loss case: no objective here maps to this name (add it to lib/parity/losses.ts)';
 }
 
 /** One case's loss and gradient checks. */

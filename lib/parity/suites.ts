@@ -8,10 +8,10 @@ import { join } from 'node:path';
 import type { ParityCheck } from './check.js';
 import { sharedPoolingEncoders } from '../embed/encoder.js';
 import type { SentenceEncoder } from '../embed/types.js';
-import { checkEvalGolden } from '../eval/golden.js';
-import { checkLossesGolden } from '../losses/golden.js';
+import { checkEvalGolden } from './eval.js';
+import { checkLossesGolden } from './losses.js';
 import { loadModel } from '../models/auto.js';
-import { checkTrainGolden } from '../train/golden.js';
+import { checkTrainGolden } from './train.js';
 import { InputError } from '../util/errors.js';
 import { checkForwardGolden } from './forward.js';
 
@@ -75,7 +75,7 @@ async function checkEvalWithGoldenModel(o: GoldenSuiteOptions): Promise<ParityCh
   }
 }
 
-/** train.json: every run replayed from the golden weights on the active backend (see lib/train/golden.ts). */
+/** train.json: every run replayed from the golden weights on the active backend (see ./train.ts). */
 async function checkTrainWithData(o: GoldenSuiteOptions): Promise<ParityCheck[]> {
   if (!o.dataDir) throw new InputError('the train suite reads training data: pass --data <dir> or set ANGLE_DATA_DIR');
   return checkTrainGolden(o.goldenDir, o.dataDir, { log: o.log });

@@ -1,5 +1,5 @@
 /**
- * Replays the reference training runs of a golden `train.json` (see golden/README.md) with this
+ * Replays the reference training runs of a golden `train.json` (the golden set's README) with this
  * trainer and compares every logged step: the learning rate exactly (1e-12 relative, i.e. float64
  * rounding), the loss and each objective term within 1e-3 relative, and the final dev Spearman
  * within 5e-3 absolute — the tolerances the reference itself supports (float rounding drifts).
@@ -14,14 +14,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readMsrParaphrase } from '../data/msr-paraphrase.js';
-import { loadMrpc } from '../data/pairs.js';
-import { loadStsBenchmark } from '../data/sts.js';
+import type { Evaluator } from '../eval/evaluator.js';
+import { task } from '../experiments/tasks.js';
 import { loadModel } from '../models/auto.js';
-import { check, type ParityCheck } from '../parity/check.js';
+import { pairExamples, type TrainingExamples } from '../train/examples.js';
+import { Trainer, type TrainerConfig } from '../train/trainer.js';
 import { InputError } from '../util/errors.js';
-import { binaryDevEvaluation, stsDevEvaluation, type DevEvaluation } from './dev-evaluation.js';
-import { pairExamples, type TrainingExamples } from './examples.js';
-import { Trainer, type TrainerConfig } from './trainer.js';
+import { check, type ParityCheck } from './check.js';
 
 export const TRAIN_GOLDEN_TOLERANCE = { lrRelative: 1e-12, lossRelative: 1e-3, devSpearman: 5e-3 } as const;
 
@@ -64,17 +63,24 @@ export function readGoldenTrainRuns(goldenDir: string): Map<string, GoldenTrainR
   return runs;
 }
 
-function goldenData(run: GoldenTrainRun, dataDir: string, name: string): { train: TrainingExamples; dev: DevEvaluation } {
+/** The golden run's training pairs (its first n_pairs, in file order) and dev evaluator, from the task table. */
+function goldenData(run: GoldenTrainRun, dataDir: string, name: string): { train: TrainingExamples; dev: Evaluator } {
+  const opts = { dataDir };
+  const firstPairs = (t: TrainingExamples): TrainingExamples => {
+    if (t.kind !== 'pairs') throw new InputError(`training run '${name}': expected pair data, the task gives ${t.kind}`);
+    return { ...t, items: t.items.slice(0, run.n_pairs) };
+  };
   if (/MRPC/i.test(run.data)) {
+    const mrpc = task('mrpc').load(opts);
     // The reference read the train.tsv it names, in file order. Where that copy differs from the
     // full GLUE split (shared/data's lacks one pair, at row 91), its first rows are what it trained on.
     const tsv = join(dataDir, 'mrpc', 'train.tsv');
-    const pairs = /train\.tsv/.test(run.data) && existsSync(tsv) ? readMsrParaphrase(tsv).map((r) => r.pair) : loadMrpc('train', { dataDir }).pairs;
-    return { train: pairExamples('GLUE MRPC train', pairs.slice(0, run.n_pairs)), dev: binaryDevEvaluation(loadMrpc('dev', { dataDir })) };
+    const train = /train\.tsv/.test(run.data) && existsSync(tsv) ? pairExamples('GLUE MRPC train', readMsrParaphrase(tsv).map((r) => r.pair)) : mrpc.train;
+    return { train: firstPairs({ ...train, name: 'GLUE MRPC train' }), dev: mrpc.dev };
   }
   if (/STS-?B/i.test(run.data)) {
-    const train = loadStsBenchmark('train', { dataDir });
-    return { train: pairExamples('STSBenchmark train', train.pairs.slice(0, run.n_pairs)), dev: stsDevEvaluation(loadStsBenchmark('dev', { dataDir })) };
+    const stsb = task('stsb').load(opts);
+    return { train: firstPairs(stsb.train), dev: stsb.dev };
   }
   throw new InputError(`training run '${name}': cannot tell its data from "${run.data}" (expected it to name STS-B or MRPC)`);
 }

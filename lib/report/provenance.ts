@@ -1,5 +1,5 @@
 /**
- * Where a result came from (DESIGN.md §6): code version, software versions, backend and device.
+ * Where a result came from: code version, software versions, backend and device.
  * Collected once per run and stored in its results file, so a number can be traced to the
  * commit and machine that produced it.
  */

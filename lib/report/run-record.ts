@@ -1,5 +1,5 @@
 /**
- * One results file per run: `results/<experiment>/<run-id>.json` (DESIGN.md §6) holding the full
+ * One results file per run: `results/<experiment>/<run-id>.json` holding the full
  * configuration, the data and model identities, the seed, provenance, wall time and metrics, and
  * — when the run reproduces a paper cell — the paper's number with its source.
  *
@@ -22,13 +22,16 @@ export interface DataIdentity {
 }
 
 export interface ModelIdentity {
+  /** A Hub id, or a local directory as lib/report/training-record.ts portablePath writes it. */
   id: string;
+  /** The Hub commit, for Hub models. */
+  commit?: string;
   weightsSha256?: string;
 }
 
 export interface PaperCell {
   value: number;
-  /** e.g. "papers/angle.pdf, Table 4" */
+  /** Where the number is printed, e.g. "000_c0fdd0968b088fcd.txt, Table 4" (lib/paper). */
   source: string;
 }
 

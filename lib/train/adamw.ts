@@ -11,7 +11,7 @@
  * when training on [CLS]. Parameter groups follow the usual BERT recipe: no weight decay on
  * biases and LayerNorm weights (`noDecay`).
  *
- * The update itself is `fusedAdamWUpdate` (lib/backend/fused-ops.ts): one kernel per parameter on
+ * The update itself is `fusedAdamWUpdate` (lib/ops/adamw-step.ts): one kernel per parameter on
  * backends that have one (cuda, and cpu through lib/backend/cpu-kernels.ts), tfjs ops elsewhere.
  * The moments are tf.Variables owned by the optimiser; `exportState`/`importState` move them in
  * and out of a checkpoint.

@@ -7,7 +7,7 @@
  * examples; the last, smaller one is kept unless `dropLast`. Texts are tokenised once (max length,
  * special tokens included) and each batch is padded to its own longest row (dynamic padding).
  */
-import type { EncodedText, HfTokenizer, TokenBatch } from '../models/tokenizers/hf.js';
+import type { EncodedText, TextTokenizer, TokenBatch } from '../models/types.js';
 import { InputError } from '../util/errors.js';
 import { rowsPerExample, type TrainingExamples } from './examples.js';
 import { SeededRng } from './rng.js';
@@ -49,7 +49,7 @@ export class BatchPlan {
 
   constructor(
     readonly data: TrainingExamples,
-    private readonly tokenizer: HfTokenizer,
+    private readonly tokenizer: TextTokenizer,
     readonly opts: BatchingOptions,
   ) {
     const n = data.items.length;

@@ -2,7 +2,8 @@
  * Training checkpoints: everything a run needs to continue exactly where it stopped.
  *
  *   <runDir>/checkpoints/step-000120/
- *     model.safetensors       parameters under canonical HF names (loadable as model weights)
+ *     model.safetensors       the trainable parameters under canonical HF names (every parameter
+ *                             unless part of the model is frozen, e.g. for adapters)
  *     optimizer.safetensors   AdamW moments: `exp_avg.<name>`, `exp_avg_sq.<name>`
  *     trainer-state.json      step, data position, dropout-mask counter, per-parameter AdamW step
  *                             counts, best metric, the log so far, config fingerprint, shapes
@@ -51,7 +52,7 @@ export interface TrainerState {
   /** Position of the next micro-batch to read. */
   epoch: number;
   batchInEpoch: number;
-  /** BertModel.dropoutCounter after `step` steps. */
+  /** The model's dropoutCounter after `step` steps. */
   dropoutCounter: number;
   seed: number;
   /** sha256 of the settings a resume must share with the run that wrote the checkpoint. */
@@ -62,6 +63,8 @@ export interface TrainerState {
   evals: EvalLog[];
   elapsedSeconds: number;
   tokensSeen: number;
+  /** When the run first started (ISO time); absent in checkpoints written before it was recorded. */
+  startedAt?: string;
 }
 
 export interface Checkpoint {

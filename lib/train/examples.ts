@@ -11,7 +11,7 @@
  * `source` (file and line) travels with an example so errors can point at the data file.
  */
 import type { InputLocation } from '../util/errors.js';
-import { InputError } from '../util/errors.js';
+import { InputError, UnknownNameError } from '../util/errors.js';
 
 export interface PairExample {
   a: string;
@@ -82,7 +82,7 @@ export function validateExamples(set: TrainingExamples): void {
         text((e as UnsupervisedExample).text, 'text', i, (e as UnsupervisedExample).source);
         break;
       default:
-        throw new InputError(`unknown training data kind '${(set as { kind: string }).kind}': expected pairs, triplets or unsupervised`);
+        throw new UnknownNameError('training data kind', String((set as { kind: string }).kind), ['pairs', 'triplets', 'unsupervised']);
     }
   });
 }

@@ -1,3 +1,7 @@
+/**
+ * Training: the trainer (./trainer.ts) over a model's trainable parameters, AdamW, schedules,
+ * batching, objectives by name, checkpoints and the best model.
+ */
 export { SeededRng, type RngState } from './rng.js';
 export { SCHEDULE_NAMES, learningRate, scheduleFactor, checkSchedule, warmupStepsFromFraction, type ScheduleConfig, type ScheduleName } from './schedule.js';
 export { AdamW, gradientsByParameterName, isNoDecayParameter, type AdamWOptions, type AdamWState } from './adamw.js';
@@ -24,5 +28,5 @@ export {
   type StepLog,
   type EvalLog,
 } from './checkpoint.js';
-export { stsDevEvaluation, binaryDevEvaluation, type DevEvaluation } from './dev-evaluation.js';
-export { Trainer, type TrainerConfig, type TrainerModel, type TrainerOptions, type RunOptions, type TrainResult } from './trainer.js';
+export { Trainer, type TrainerConfig, type TrainerOptions, type RunOptions, type TrainResult, type TrainingIdentity, type TestEvaluation } from './trainer.js';
+export { saveBestModel, restoreBestWeights, readBestModelInfo, bestModelDir, type BestModelInfo } from './best-model.js';

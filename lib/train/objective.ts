@@ -17,8 +17,11 @@ import { angleLossTerms, angleTripletLossTerms, type AngleLossConfigInput } from
 import { arcconLoss, type ArcconOptions } from '../losses/arccon.js';
 import { simaceLoss, type SimaceOptions } from '../losses/simace.js';
 import { simcsePairLoss, simcseSupervisedLoss, simcseUnsupervisedLoss } from '../losses/simcse.js';
-import { InputError } from '../util/errors.js';
+import { InputError, UnknownNameError } from '../util/errors.js';
 import type { TrainingExamples } from './examples.js';
+
+/** The objectives by name (see the table above). */
+export const OBJECTIVE_NAMES = ['angle', 'simcse', 'simace', 'arccon'] as const;
 
 export type ObjectiveConfig =
   | { name: 'angle'; loss?: AngleLossConfigInput }
@@ -84,6 +87,6 @@ export function bindObjective(cfg: ObjectiveConfig, kind: TrainingExamples['kind
       };
     }
     default:
-      throw new InputError(`unknown objective '${(cfg as { name: string }).name}': expected angle, simcse, simace or arccon`);
+      throw new UnknownNameError('objective', String((cfg as { name: string }).name), OBJECTIVE_NAMES);
   }
 }

@@ -11,7 +11,7 @@
  * After warmup: `constant` keeps 1, `linear` decays (T - s) / (T - W), `cosine` follows
  * ½(1 + cos(π · (s - W) / (T - W))); all three reach their end value at s = T (never below 0).
  */
-import { InputError } from '../util/errors.js';
+import { InputError, UnknownNameError } from '../util/errors.js';
 
 export const SCHEDULE_NAMES = ['constant', 'linear', 'cosine'] as const;
 export type ScheduleName = (typeof SCHEDULE_NAMES)[number];
@@ -35,7 +35,7 @@ export function warmupStepsFromFraction(fraction: number, totalSteps: number): n
 
 export function checkSchedule(c: ScheduleConfig): void {
   if (!(SCHEDULE_NAMES as readonly string[]).includes(c.name)) {
-    throw new InputError(`unknown learning-rate schedule '${c.name}': expected one of ${SCHEDULE_NAMES.join(', ')}`);
+    throw new UnknownNameError('learning-rate schedule', String(c.name), SCHEDULE_NAMES);
   }
   if (!(Number.isFinite(c.lr) && c.lr >= 0)) throw new InputError(`learning rate must be a finite number >= 0, got ${c.lr}`);
   if (!Number.isInteger(c.totalSteps) || c.totalSteps < 1) throw new InputError(`totalSteps must be a positive integer, got ${c.totalSteps}`);

@@ -1,32 +1,35 @@
 /**
- * The training loop: batches -> BERT (training mode) -> pooling -> objective -> gradients ->
- * (clipping) -> AdamW with a scheduled learning rate; dev evaluation every N steps with the best
- * checkpoint kept by a named metric; checkpoints from which `run({ resume: true })` continues
- * exactly; a results file with provenance at the end.
+ * The training loop over any TextModel's trainable parameters: batches -> model (training mode)
+ * -> pooling -> objective -> gradients -> (clipping) -> AdamW with a scheduled learning rate; dev
+ * evaluation every N steps keeping the best model by the evaluator's primary metric; checkpoints
+ * from which `run({ resume: true })` continues exactly; a final test evaluation on the best weights.
+ *
+ * `run()` is a sequence of phases, each a method below: restore (a fresh state or the newest
+ * checkpoint) -> step loop (optimizer step, evaluation and best model, checkpoint; stops early
+ * when the abort signal fires, after writing a checkpoint) -> final test. It returns a
+ * `TrainResult` that holds everything a results file needs; writing that file is lib/report's
+ * job (`writeTrainingRecord`), not the trainer's.
  *
  * One optimiser step = `gradAccumulation` micro-batches of `batchSize` examples (gradients
- * averaged). Each step reads back one small tensor (the loss and its terms), so the loop does not
- * stall an asynchronous backend more than once per step.
+ * averaged). Frozen parameters (TextModel.setTrainable) get no gradient, no optimizer state, and
+ * are not written to checkpoints: a checkpoint of an adapter run holds the adapter only.
  *
  * Everything that can be checked is checked in the constructor (data, objective/data fit, dev set,
  * schedule), so bad input fails before anything is written.
  */
-import { copyFileSync, existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tf } from '../backend/index.js';
-import { BertSentenceEncoder } from '../embed/encoder.js';
-import { needsHiddenStates, parsePooling, pool, type Pooling } from '../embed/pooling.js';
-import type { BertModel } from '../models/bert/model.js';
-import { readSafetensors, serializeSafetensors, type TensorToWrite } from '../models/safetensors.js';
-import type { HfTokenizer } from '../models/tokenizers/hf.js';
-import { collectProvenance } from '../report/provenance.js';
-import { newRunId, writeRunRecord, type RunRecord } from '../report/run-record.js';
-import { writeDirectoryAtomicSync } from '../util/atomic-write.js';
+import { PooledSentenceEncoder } from '../embed/encoder.js';
+import { parsePooling, type Pooling } from '../embed/pooling.js';
+import type { EvaluationResult, Evaluator } from '../eval/evaluator.js';
+import type { LoadedModel } from '../models/types.js';
 import { InputError } from '../util/errors.js';
 import { Progress } from '../util/progress.js';
-import { AdamW, gradientsByParameterName } from './adamw.js';
+import { AdamW } from './adamw.js';
 import { BatchPlan, type TrainingBatch } from './batching.js';
+import { bestModelDir, restoreBestWeights, saveBestModel, weightsOnHost } from './best-model.js';
 import {
   checkCheckpointFits,
   checkpointsDir,
@@ -39,11 +42,10 @@ import {
   type StepLog,
   type TrainerState,
 } from './checkpoint.js';
-import { clipByGlobalNorm } from './clip.js';
-import type { DevEvaluation } from './dev-evaluation.js';
 import { validateExamples, type TrainingExamples } from './examples.js';
 import { bindObjective, type ObjectiveConfig, type ObjectiveFn } from './objective.js';
 import { checkSchedule, learningRate, warmupStepsFromFraction, type ScheduleConfig, type ScheduleName } from './schedule.js';
+import { optimizerStep, type StepContext } from './training-step.js';
 
 export interface TrainerConfig {
   objective: ObjectiveConfig;
@@ -79,9 +81,8 @@ export interface TrainerConfig {
   evalEvery?: number;
   /** Evaluate the dev set after the last step (default true when a dev set is given). */
   evalAtEnd?: boolean;
-  /** Dev metric that picks the best checkpoint (default 'spearman'); higher is better unless `lowerIsBetter`. */
+  /** Dev metric that picks the best checkpoint (default: the dev evaluator's primary metric). */
   bestMetric?: string;
-  lowerIsBetter?: boolean;
   /**
    * Token limit when embedding the dev set (default: the model's max positions, i.e. untruncated,
    * as SimCSE's and AnglE's evaluation; the golden runs' dev Spearman also needs the full length).
@@ -94,35 +95,20 @@ export interface TrainerConfig {
   keepCheckpoints?: number;
 }
 
-export interface TrainerModel {
-  model: BertModel;
-  tokenizer: HfTokenizer;
-  /** Hub id or path, for the results file. */
-  id?: string;
-  weightsSha256?: string;
-  /** The model's directory; its config and tokenizer files are copied next to the best weights. */
-  dir?: string;
-}
-
 export interface TrainerOptions {
-  model: TrainerModel;
+  /** The model to train (in place) and where it came from (its directory's config and tokenizer are copied beside the best weights). */
+  model: LoadedModel | Pick<LoadedModel, 'model' | 'tokenizer'>;
   train: TrainingExamples;
-  dev?: DevEvaluation;
+  /** Evaluated every `evalEvery` steps; its primary metric selects the best model. */
+  dev?: Evaluator;
   /**
    * Evaluated once after the last step, on the best dev checkpoint when one was kept (its weights
    * are loaded back into the model, as SimCSE and AnglE report test numbers), else on the final weights.
    */
-  test?: DevEvaluation;
+  test?: Evaluator;
   config: TrainerConfig;
   /** Checkpoints and the best model go here. */
   runDir?: string;
-  /** Write `results/<experiment>/<run-id>.json` at the end. */
-  experiment?: string;
-  resultsDir?: string;
-  /** The paper's numbers for this run's metrics, copied into the results file. */
-  paper?: RunRecord['paper'];
-  /** Recorded when there is no paper number for this run, saying why. */
-  paperNote?: string;
   onStep?: (log: StepLog) => void;
   onEval?: (log: EvalLog) => void;
   /** Progress line (default: on). */
@@ -130,10 +116,27 @@ export interface TrainerOptions {
 }
 
 export interface RunOptions {
-  /** Continue from the newest checkpoint in runDir (default false: start fresh). */
-  resume?: boolean;
-  /** Stop (without the end-of-run evaluation and results) once this many steps are done. */
+  /**
+   * Continue from the newest checkpoint in runDir: `true` requires one (an error otherwise, so a
+   * typo in the run directory does not silently start over), `'if-possible'` starts fresh when
+   * there is none. Default false: start fresh.
+   */
+  resume?: boolean | 'if-possible';
+  /** Stop (without the end-of-run evaluation) once this many steps are done. */
   stopAfterSteps?: number;
+  /**
+   * Stop early when this fires (Ctrl-C, a notebook interrupt): the step in flight finishes, a
+   * checkpoint is written when the run has a runDir, and run() returns with `interrupted: true`.
+   */
+  signal?: AbortSignal;
+}
+
+/** The dev/test evaluation of one step, kept whole (predictions included) for the results. */
+export interface TestEvaluation extends EvaluationResult {
+  /** Which weights were evaluated, e.g. "best dev spearman (step 60)". */
+  weights: string;
+  evaluator: string;
+  rows: number;
 }
 
 export interface TrainResult {
@@ -143,17 +146,37 @@ export interface TrainResult {
   best?: { metric: string; value: number; step: number };
   /** Dev metrics after the last step (when evaluated). */
   final?: Record<string, number>;
-  /** Test metrics and which weights produced them. */
-  test?: { metrics: Record<string, number>; weights: string };
+  /** Test metrics, per-item predictions and which weights produced them. */
+  test?: TestEvaluation;
   resumedFrom?: string;
-  resultsFile?: string;
   bestModelDir?: string;
+  /** When the run first started (also across resumes). */
+  startedAt: string;
+  /** Training and evaluation time across every session of the run. */
   wallSeconds: number;
-  /** Whether the run reached its last step (false when `stopAfterSteps` ended it). */
+  tokensSeen: number;
+  /** Whether the run reached its last step (false when stopped early). */
   complete: boolean;
+  /** Whether the abort signal ended it. */
+  interrupted: boolean;
+  /** What a results file records about the run's inputs and settings. */
+  identity: TrainingIdentity;
 }
 
-interface Resolved {
+/** The settings and data of a run, as its results file records them. */
+export interface TrainingIdentity {
+  config: TrainerConfig;
+  resolved: Resolved;
+  train: { id: string; rows: number; sha256: string };
+  dev?: { id: string; rows: number };
+  test?: { id: string; rows: number };
+  /** Parameters trained (all, or the names of a subset). */
+  trainableParameters: number;
+  frozenParameters: number;
+  decayedParameters: number;
+}
+
+export interface Resolved {
   pooling: Pooling;
   accumulation: number;
   totalSteps: number;
@@ -164,6 +187,18 @@ interface Resolved {
 
 function positiveInt(v: number | undefined, what: string): void {
   if (v !== undefined && (!Number.isInteger(v) || v < 1)) throw new InputError(`${what} must be a positive integer, got ${v}`);
+}
+
+/** What one run() call carries between its phases. */
+interface Session {
+  state: TrainerState;
+  optimizer: AdamW;
+  trainable: Map<string, tf.Variable>;
+  resumedFrom?: string;
+  bestModelDir?: string;
+  final?: Record<string, number>;
+  elapsedBefore: number;
+  t0: number;
 }
 
 export class Trainer {
@@ -182,14 +217,14 @@ export class Trainer {
     positiveInt(c.checkpointEvery, 'checkpointEvery');
     positiveInt(c.keepCheckpoints, 'keepCheckpoints');
     if (c.evalEvery !== undefined && !o.dev) {
-      throw new InputError(`evalEvery is ${c.evalEvery} but no dev set was given: pass 'dev' (e.g. stsDevEvaluation(loadStsBenchmark('dev'))) or drop evalEvery`);
+      throw new InputError(`evalEvery is ${c.evalEvery} but no dev set was given: pass 'dev' (e.g. stsEvaluator(loadStsBenchmark('dev'))) or drop evalEvery`);
     }
     if (c.checkpointEvery !== undefined && !o.runDir) throw new InputError(`checkpointEvery needs a runDir to write checkpoints into`);
     if (c.maxGradNorm !== undefined && !(c.maxGradNorm > 0)) throw new InputError(`maxGradNorm must be > 0, got ${c.maxGradNorm}`);
     if (c.dropout !== undefined && !(c.dropout >= 0 && c.dropout < 1)) throw new InputError(`dropout must be in [0, 1), got ${c.dropout}`);
-    if (c.maxLength > o.model.model.config.maxPositions) {
-      throw new InputError(`maxLength ${c.maxLength} exceeds the model's max_position_embeddings ${o.model.model.config.maxPositions}`);
-    }
+    const model = o.model.model;
+    if (c.maxLength > model.maxPositions) throw new InputError(`maxLength ${c.maxLength} exceeds the model's maximum sequence length ${model.maxPositions}`);
+    if (model.trainableParameters().size === 0) throw new InputError('every parameter of the model is frozen: nothing to train (see TextModel.setTrainable)');
     this.objective = bindObjective(c.objective, o.train.kind);
     const seed = c.seed ?? 42;
     this.plan = new BatchPlan(o.train, o.model.tokenizer, { batchSize: c.batchSize, maxLength: c.maxLength, shuffle: c.shuffle ?? true, seed, dropLast: c.dropLast });
@@ -232,83 +267,78 @@ export class Trainer {
     return h.digest('hex');
   }
 
-  /** Loss of one micro-batch and gradients by canonical parameter name; caller disposes. */
-  private microStep(b: TrainingBatch): { loss: tf.Scalar; terms: Record<string, tf.Scalar>; grads: Map<string, tf.Tensor> } {
-    const m = this.o.model.model;
-    const pooling = this.resolved.pooling;
-    const hidden = needsHiddenStates(pooling);
-    let terms: Record<string, tf.Scalar> = {};
-    const vars = [...m.params.values()];
-    const { value, grads } = tf.variableGrads(() => {
-      const out = m.forward(b.tokens, { training: true, outputHiddenStates: hidden });
-      const mask = tf.tensor2d(b.tokens.attentionMask, [b.tokens.batch, b.tokens.seqLen], 'int32');
-      const emb = pool(pooling, { lastHiddenState: out.lastHiddenState, hiddenStates: out.hiddenStates, attentionMask: mask });
-      const r = this.objective(emb, { labels: b.labels, keys: b.keys });
-      terms = Object.fromEntries(Object.entries(r.terms).map(([k, t]) => [k, tf.keep(t)]));
-      return r.total;
-    }, vars);
-    return { loss: value, terms, grads: gradientsByParameterName(m.params, grads) };
-  }
-
-  private encoderForEval(): BertSentenceEncoder {
+  private encoderForEval(): PooledSentenceEncoder {
     const c = this.o.config;
-    return new BertSentenceEncoder(this.o.model, { pooling: this.resolved.pooling, maxLength: c.evalMaxLength ?? this.o.model.model.config.maxPositions, batchSize: c.evalBatchSize ?? 64 });
+    return new PooledSentenceEncoder(this.o.model, { pooling: this.resolved.pooling, maxLength: c.evalMaxLength ?? this.o.model.model.maxPositions, batchSize: c.evalBatchSize ?? 64 });
   }
 
-  private async evaluate(step: number): Promise<EvalLog> {
-    const t0 = performance.now();
-    const metrics = await this.o.dev!.evaluate(this.encoderForEval());
-    const log: EvalLog = { step, metrics, seconds: (performance.now() - t0) / 1000 };
-    this.o.onEval?.(log);
-    return log;
-  }
-
-  private async weightsOnHost(): Promise<Map<string, { data: Float32Array; shape: number[] }>> {
-    const out = new Map<string, { data: Float32Array; shape: number[] }>();
-    for (const [name, v] of this.o.model.model.params) out.set(name, { data: (await v.data()) as Float32Array, shape: v.shape.slice() });
-    return out;
-  }
-
-  /** Writes the current weights as a loadable model directory `<runDir>/best` (atomically). */
-  private async saveBest(meta: Record<string, string>): Promise<string> {
-    const final = join(this.o.runDir!, 'best');
-    const weights = await this.weightsOnHost();
-    writeDirectoryAtomicSync(final, (tmp) => {
-      const tensors: Record<string, TensorToWrite> = {};
-      for (const [name, t] of weights) tensors[name] = { shape: t.shape, data: t.data };
-      writeFileSync(join(tmp, 'model.safetensors'), serializeSafetensors(tensors, { format: 'pt', ...meta }));
-      const src = this.o.model.dir;
-      if (src) {
-        for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'vocab.txt']) {
-          if (existsSync(join(src, f))) copyFileSync(join(src, f), join(tmp, f));
-        }
-      }
-      writeFileSync(join(tmp, 'best.json'), JSON.stringify(meta, null, 1));
-    });
-    return final;
-  }
-
-  private pruneCheckpoints(): void {
-    const keep = this.o.config.keepCheckpoints ?? 2;
-    const root = checkpointsDir(this.o.runDir!);
-    const dirs = readdirSync(root).filter((e) => /^step-\d+$/.test(e)).sort();
-    for (const d of dirs.slice(0, Math.max(0, dirs.length - keep))) rmSync(join(root, d), { recursive: true, force: true });
+  private identity(s: Session): TrainingIdentity {
+    const all = this.o.model.model.params.size;
+    return {
+      config: this.o.config,
+      resolved: this.resolved,
+      train: { id: this.o.train.name, rows: this.o.train.items.length, sha256: this.dataSha256() },
+      dev: this.o.dev ? { id: this.o.dev.name, rows: this.o.dev.rows } : undefined,
+      test: this.o.test ? { id: this.o.test.name, rows: this.o.test.rows } : undefined,
+      trainableParameters: s.trainable.size,
+      frozenParameters: all - s.trainable.size,
+      decayedParameters: s.optimizer.decayedParameters().length,
+    };
   }
 
   async run(opts: RunOptions = {}): Promise<TrainResult> {
-    const c = this.o.config;
+    const s = this.restore(opts);
     const r = this.resolved;
-    const m = this.o.model.model;
-    const started = new Date();
-    // Taken now, not at the end: the commit and backend that the run starts with are the ones
-    // whose code it runs (a long run may outlive several commits).
-    const provenance = collectProvenance();
-    if (c.dropout !== undefined) {
-      m.config.hiddenDropout = c.dropout;
-      m.config.attentionDropout = c.dropout;
+    const progress = new Progress({ label: 'training', total: r.totalSteps, unit: 'steps', enabled: this.o.progress ?? true });
+    progress.tick(s.state.step);
+    let interrupted = false;
+    try {
+      while (s.state.step < r.totalSteps) {
+        if (opts.stopAfterSteps !== undefined && s.state.step >= opts.stopAfterSteps) break;
+        if (opts.signal?.aborted) {
+          interrupted = true;
+          if (this.o.runDir) await this.writeCheckpoint(s);
+          break;
+        }
+        const log = await this.step(s);
+        progress.tick(1, `loss ${log.loss.toFixed(4)} lr ${log.lr.toExponential(2)} ${Math.round(log.tokens / Math.max(log.seconds, 1e-9))} tok/s`);
+        const last = s.state.step === r.totalSteps;
+        if (this.evaluationDue(s.state.step, last)) await this.evaluateAndKeepBest(s, last);
+        const c = this.o.config;
+        if (this.o.runDir && c.checkpointEvery !== undefined && (s.state.step % c.checkpointEvery === 0 || last)) await this.writeCheckpoint(s);
+      }
+    } finally {
+      s.optimizer.dispose();
     }
-    const shapes = new Map<string, number[]>([...m.params].map(([n, v]) => [n, v.shape.slice()]));
-    const optimizer = new AdamW(m.params, { betas: c.betas, eps: c.eps, weightDecay: c.weightDecay ?? 0.01 });
+    const complete = s.state.step >= r.totalSteps;
+    const test = complete && this.o.test ? await this.finalTest(s) : undefined;
+    return {
+      steps: s.state.step,
+      log: s.state.log,
+      evals: s.state.evals,
+      best: s.state.best,
+      final: s.final,
+      test,
+      resumedFrom: s.resumedFrom,
+      bestModelDir: s.bestModelDir,
+      startedAt: s.state.startedAt ?? new Date().toISOString(),
+      // Training (across resumes) plus this session's final evaluations.
+      wallSeconds: s.elapsedBefore + (performance.now() - s.t0) / 1000,
+      tokensSeen: s.state.tokensSeen,
+      complete,
+      interrupted,
+      identity: this.identity(s),
+    };
+  }
+
+  /** Phase 1: a fresh state, or the newest checkpoint's (weights, optimizer, data position, dropout counter). */
+  private restore(opts: RunOptions): Session {
+    const c = this.o.config;
+    const m = this.o.model.model;
+    if (c.dropout !== undefined) m.setDropout(c.dropout);
+    const trainable = m.trainableParameters();
+    const shapes = new Map<string, number[]>([...trainable].map(([n, v]) => [n, v.shape.slice()]));
+    const optimizer = new AdamW(trainable, { betas: c.betas, eps: c.eps, weightDecay: c.weightDecay ?? 0.01 });
     const fingerprint = this.fingerprint();
     let state: TrainerState = {
       format: TRAINER_STATE_FORMAT,
@@ -317,18 +347,22 @@ export class Trainer {
       epoch: 0,
       batchInEpoch: 0,
       dropoutCounter: 0,
-      seed: r.seed,
+      seed: this.resolved.seed,
       configFingerprint: fingerprint,
       modelShapes: Object.fromEntries(shapes),
       log: [],
       evals: [],
       elapsedSeconds: 0,
       tokensSeen: 0,
+      startedAt: new Date().toISOString(),
     };
     let resumedFrom: string | undefined;
     if (opts.resume) {
       if (!this.o.runDir) throw new InputError('resume needs the runDir of the run to continue');
       const dir = latestCheckpoint(this.o.runDir);
+      if (!dir && opts.resume === true) {
+        throw new InputError(`nothing to resume: no complete checkpoint under ${checkpointsDir(this.o.runDir)} (start without resume, or resume 'if-possible')`);
+      }
       if (dir) {
         const ckpt = loadCheckpoint(dir);
         checkCheckpointFits(ckpt, shapes);
@@ -339,160 +373,113 @@ export class Trainer {
           );
         }
         optimizer.importState(ckpt.optimizer, join(dir, 'optimizer.safetensors'));
-        for (const [name, v] of m.params) {
+        for (const [name, v] of trainable) {
           const w = ckpt.weights.get(name)!;
           tf.tidy(() => v.assign(tf.tensor(w.data, w.shape, 'float32')));
         }
-        state = ckpt.state;
+        state = { ...ckpt.state, startedAt: ckpt.state.startedAt ?? state.startedAt };
         resumedFrom = dir;
       }
     }
     m.dropoutCounter = state.dropoutCounter;
-    const elapsedBefore = state.elapsedSeconds;
+    const best = this.o.runDir && state.best && existsSync(bestModelDir(this.o.runDir)) ? bestModelDir(this.o.runDir) : undefined;
+    return { state, optimizer, trainable, resumedFrom, bestModelDir: best, elapsedBefore: state.elapsedSeconds, t0: performance.now() };
+  }
+
+  /** Phase 2a: the micro-batches of the next step (a step does not cross an epoch boundary), then the step. */
+  private async step(s: Session): Promise<StepLog> {
+    const stepStart = performance.now();
+    const state = s.state;
+    const lr = learningRate(this.resolved.schedule, state.step);
+    const epochAtStart = state.epoch;
+    const micro: TrainingBatch[] = [];
+    while (micro.length < this.resolved.accumulation) {
+      micro.push(this.plan.batch(state.epoch, state.batchInEpoch));
+      state.batchInEpoch++;
+      if (state.batchInEpoch >= this.plan.batchesPerEpoch) {
+        state.epoch++;
+        state.batchInEpoch = 0;
+        break;
+      }
+    }
+    const ctx: StepContext = {
+      model: this.o.model.model,
+      trainable: s.trainable,
+      pooling: this.resolved.pooling,
+      padSide: this.o.model.tokenizer.padSide,
+      objective: this.objective,
+      optimizer: s.optimizer,
+      maxGradNorm: this.o.config.maxGradNorm,
+    };
+    const v = await optimizerStep(ctx, micro, lr);
+    const log: StepLog = { step: state.step, epoch: epochAtStart, lr, loss: v.loss, terms: v.terms, tokens: v.tokens, seconds: (performance.now() - stepStart) / 1000 };
+    if (v.gradNorm !== undefined) log.gradNorm = v.gradNorm;
+    if (!Number.isFinite(log.loss)) {
+      throw new Error(`training diverged: loss is ${log.loss} at step ${state.step} (lr ${lr}); lower the learning rate or check the data`);
+    }
+    state.log.push(log);
+    state.step++;
+    state.tokensSeen += v.tokens;
+    state.dropoutCounter = this.o.model.model.dropoutCounter;
+    state.elapsedSeconds = s.elapsedBefore + (performance.now() - s.t0) / 1000;
+    this.o.onStep?.(log);
+    return log;
+  }
+
+  /** Whether the dev set is evaluated after `step` completed steps. */
+  private evaluationDue(step: number, last: boolean): boolean {
+    const c = this.o.config;
+    if (!this.o.dev) return false;
+    return (c.evalEvery !== undefined && step % c.evalEvery === 0) || (last && (c.evalAtEnd ?? true));
+  }
+
+  /** Phase 2b: the dev evaluation, and the best model when it improved. */
+  private async evaluateAndKeepBest(s: Session, last: boolean): Promise<void> {
+    const dev = this.o.dev!;
     const t0 = performance.now();
-    const progress = new Progress({ label: 'training', total: r.totalSteps, unit: 'steps', enabled: this.o.progress ?? true });
-    progress.tick(state.step);
-    let bestModelDir: string | undefined = this.o.runDir && existsSync(join(this.o.runDir, 'best')) && state.best ? join(this.o.runDir, 'best') : undefined;
-    const better = (v: number, best?: number) => best === undefined || (c.lowerIsBetter ? v < best : v > best);
-    const bestMetric = c.bestMetric ?? 'spearman';
-    let final: Record<string, number> | undefined;
+    const { metrics } = await dev.evaluate(this.encoderForEval());
+    const ev: EvalLog = { step: s.state.step, metrics, seconds: (performance.now() - t0) / 1000 };
+    this.o.onEval?.(ev);
+    s.state.evals.push(ev);
+    if (last) s.final = ev.metrics;
+    const metric = this.o.config.bestMetric ?? dev.primaryMetric;
+    const v = ev.metrics[metric];
+    if (v === undefined) throw new InputError(`dev evaluation '${dev.name}' returned no metric '${metric}' (it returned ${Object.keys(ev.metrics).join(', ')})`);
+    const best = s.state.best?.value;
+    const better = best === undefined || (dev.higherIsBetter ? v > best : v < best);
+    if (!better) return;
+    s.state.best = { metric, value: v, step: s.state.step };
+    if (!this.o.runDir) return;
+    const m = this.o.model.model;
+    const all = s.trainable.size === m.params.size;
+    s.bestModelDir = await saveBestModel(
+      this.o.runDir,
+      all ? m.params : s.trainable,
+      { step: s.state.step, metric, value: v, dev: dev.name, trainable: all ? 'all' : 'subset' },
+      'dir' in this.o.model ? this.o.model.dir : undefined,
+    );
+  }
 
-    try {
-      while (state.step < r.totalSteps) {
-        if (opts.stopAfterSteps !== undefined && state.step >= opts.stopAfterSteps) break;
-        const stepStart = performance.now();
-        const lr = learningRate(r.schedule, state.step);
-        const epochAtStart = state.epoch;
-        // Micro-batches of this step; a step does not cross an epoch boundary.
-        const micro: TrainingBatch[] = [];
-        while (micro.length < r.accumulation) {
-          micro.push(this.plan.batch(state.epoch, state.batchInEpoch));
-          state.batchInEpoch++;
-          if (state.batchInEpoch >= this.plan.batchesPerEpoch) {
-            state.epoch++;
-            state.batchInEpoch = 0;
-            break;
-          }
-        }
-        let tokens = 0;
-        const lossValues = tf.tidy(() => {
-          let sumGrads: Map<string, tf.Tensor> | undefined;
-          const losses: tf.Scalar[] = [];
-          const termSums: Record<string, tf.Scalar> = {};
-          // Terms were tf.keep()-ed out of the gradient scope; no tidy frees them, so we do.
-          const kept: tf.Tensor[] = [];
-          for (const b of micro) {
-            tokens += b.realTokens;
-            const s = this.microStep(b);
-            losses.push(s.loss);
-            kept.push(...Object.values(s.terms));
-            for (const [k, t] of Object.entries(s.terms)) termSums[k] = termSums[k] ? tf.add(termSums[k], t) : t;
-            if (!sumGrads) sumGrads = s.grads;
-            else for (const [k, g] of s.grads) sumGrads.set(k, sumGrads.has(k) ? tf.add(sumGrads.get(k)!, g) : g);
-          }
-          const scale = 1 / micro.length;
-          let grads = sumGrads!;
-          if (micro.length > 1) grads = new Map([...grads].map(([k, g]) => [k, tf.mul(g, scale)]));
-          let norm: tf.Scalar | undefined;
-          if (c.maxGradNorm !== undefined) ({ grads, norm } = clipByGlobalNorm(grads, c.maxGradNorm));
-          optimizer.step(grads, lr);
-          const names = Object.keys(termSums);
-          const loss = tf.mul(tf.addN(losses), scale) as tf.Scalar;
-          const parts = [loss, ...names.map((k) => tf.mul(termSums[k], scale) as tf.Scalar), ...(norm ? [norm] : [])];
-          const values = tf.stack(parts);
-          tf.dispose(kept);
-          return { values, names };
-        });
-        const values = (await lossValues.values.data()) as Float32Array;
-        lossValues.values.dispose();
-        const terms: Record<string, number> = {};
-        lossValues.names.forEach((k, i) => (terms[k] = values[i + 1]));
-        const log: StepLog = {
-          step: state.step,
-          epoch: epochAtStart,
-          lr,
-          loss: values[0],
-          terms,
-          tokens,
-          seconds: (performance.now() - stepStart) / 1000,
-        };
-        if (c.maxGradNorm !== undefined) log.gradNorm = values[values.length - 1];
-        if (!Number.isFinite(log.loss)) {
-          throw new Error(`training diverged: loss is ${log.loss} at step ${state.step} (lr ${lr}); lower the learning rate or check the data`);
-        }
-        state.log.push(log);
-        state.step++;
-        state.tokensSeen += tokens;
-        state.dropoutCounter = m.dropoutCounter;
-        state.elapsedSeconds = elapsedBefore + (performance.now() - t0) / 1000;
-        this.o.onStep?.(log);
-        progress.tick(1, `loss ${log.loss.toFixed(4)} lr ${lr.toExponential(2)} ${Math.round(tokens / Math.max(log.seconds, 1e-9))} tok/s`);
+  /** Phase 2c: a checkpoint of the trainable weights, the optimizer and the state; old ones pruned. */
+  private async writeCheckpoint(s: Session): Promise<void> {
+    saveCheckpoint(this.o.runDir!, s.state, await weightsOnHost(s.trainable), await s.optimizer.exportState());
+    const keep = this.o.config.keepCheckpoints ?? 2;
+    const root = checkpointsDir(this.o.runDir!);
+    const dirs = readdirSync(root).filter((e) => /^step-\d+$/.test(e)).sort();
+    for (const d of dirs.slice(0, Math.max(0, dirs.length - keep))) rmSync(join(root, d), { recursive: true, force: true });
+  }
 
-        const last = state.step === r.totalSteps;
-        const evalNow = this.o.dev && ((c.evalEvery !== undefined && state.step % c.evalEvery === 0) || (last && (c.evalAtEnd ?? true)));
-        if (evalNow) {
-          const ev = await this.evaluate(state.step);
-          state.evals.push(ev);
-          if (last) final = ev.metrics;
-          const v = ev.metrics[bestMetric];
-          if (v === undefined) throw new InputError(`dev evaluation '${this.o.dev!.name}' returned no metric '${bestMetric}' (it returned ${Object.keys(ev.metrics).join(', ')})`);
-          if (better(v, state.best?.value)) {
-            state.best = { metric: bestMetric, value: v, step: state.step };
-            if (this.o.runDir) bestModelDir = await this.saveBest({ step: String(state.step), metric: bestMetric, value: String(v), dev: this.o.dev!.name });
-          }
-        }
-        if (this.o.runDir && c.checkpointEvery !== undefined && (state.step % c.checkpointEvery === 0 || last)) {
-          saveCheckpoint(this.o.runDir, state, await this.weightsOnHost(), await optimizer.exportState());
-          this.pruneCheckpoints();
-        }
-      }
-    } finally {
-      optimizer.dispose();
+  /** Phase 3: the test evaluation, on the best dev weights when a best model was kept. */
+  private async finalTest(s: Session): Promise<TestEvaluation> {
+    const test = this.o.test!;
+    let weights = `final (step ${s.state.step})`;
+    if (s.bestModelDir && s.state.best && s.state.best.step !== s.state.step) {
+      restoreBestWeights(s.bestModelDir, this.o.model.model.params);
+      weights = `best dev ${s.state.best.metric} (step ${s.state.best.step})`;
     }
-
-    const complete = state.step >= r.totalSteps;
-    let test: TrainResult['test'];
-    if (complete && this.o.test) {
-      let weights = `final (step ${state.step})`;
-      if (bestModelDir && state.best && state.best.step !== state.step) {
-        const saved = readSafetensors(join(bestModelDir, 'model.safetensors')).tensors;
-        for (const [name, v] of m.params) {
-          const t = saved.get(name);
-          if (t) tf.tidy(() => v.assign(tf.tensor(t.data, t.shape, 'float32')));
-        }
-        weights = `best dev ${state.best.metric} (step ${state.best.step})`;
-      }
-      const t1 = performance.now();
-      test = { metrics: await this.o.test.evaluate(this.encoderForEval()), weights };
-      this.o.onEval?.({ step: state.step, metrics: Object.fromEntries(Object.entries(test.metrics).map(([k, v]) => [`test_${k}`, v])), seconds: (performance.now() - t1) / 1000 });
-    }
-    const wallSeconds = (performance.now() - t0) / 1000;
-    const result: TrainResult = { steps: state.step, log: state.log, evals: state.evals, best: state.best, final, test, resumedFrom, bestModelDir, wallSeconds, complete };
-    if (complete && this.o.experiment) {
-      const metrics: Record<string, number> = {};
-      if (final) for (const [k, v] of Object.entries(final)) metrics[`dev_${k}`] = v * 100;
-      if (state.best) metrics[`best_dev_${state.best.metric}`] = state.best.value * 100;
-      if (test) for (const [k, v] of Object.entries(test.metrics)) metrics[`test_${k}`] = v * 100;
-      metrics.final_loss = state.log[state.log.length - 1]?.loss ?? NaN;
-      const record: RunRecord = {
-        experiment: this.o.experiment,
-        runId: newRunId(started),
-        startedAt: started.toISOString(),
-        finishedAt: new Date().toISOString(),
-        // Training (across resumes) plus this session's final evaluations.
-        wallSeconds: elapsedBefore + (performance.now() - t0) / 1000,
-        seed: r.seed,
-        config: { ...c, resolved: { ...r }, resumedFrom: resumedFrom ?? null, decayedParameters: optimizer.decayedParameters().length },
-        data: [{ id: this.o.train.name, split: 'train', rows: this.o.train.items.length, sha256: this.dataSha256() }, ...(this.o.dev ? [{ id: this.o.dev.name, split: 'dev', rows: this.o.dev.rows ?? 0 }] : []), ...(this.o.test ? [{ id: this.o.test.name, split: 'test', rows: this.o.test.rows ?? 0 }] : [])],
-        model: { id: this.o.model.id ?? 'unnamed model', weightsSha256: this.o.model.weightsSha256 },
-        provenance,
-        metrics,
-        paper: this.o.paper,
-        ...(this.o.paper ? {} : { paperNote: this.o.paperNote ?? 'no paper cell was given for this run' }),
-        details: { log: state.log, evals: state.evals, best: state.best ?? null, testWeights: test?.weights ?? null, tokensSeen: state.tokensSeen },
-      };
-      result.resultsFile = writeRunRecord(record, this.o.resultsDir);
-    }
-    return result;
+    const t1 = performance.now();
+    const result = await test.evaluate(this.encoderForEval());
+    this.o.onEval?.({ step: s.state.step, metrics: Object.fromEntries(Object.entries(result.metrics).map(([k, v]) => [`test_${k}`, v])), seconds: (performance.now() - t1) / 1000 });
+    return { ...result, weights, evaluator: test.name, rows: test.rows };
   }
 }

@@ -4,8 +4,8 @@
  * See https://nbformat.readthedocs.io/en/latest/format_description.html
  */
 import { readFile } from 'node:fs/promises';
-import { writeFileAtomic } from '../util/atomic-write.js';
-import { InputError } from '../util/errors.js';
+import { writeFileAtomic } from '../../lib/util/atomic-write.js';
+import { InputError } from '../../lib/util/errors.js';
 
 /** Multi-line text as nbformat stores it: one string, or a list of lines (each keeping its "\n"). */
 export type MultilineString = string | string[];

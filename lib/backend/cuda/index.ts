@@ -4,6 +4,7 @@
  * ../index.ts only when `cuda` is requested, so a CPU machine never loads the addon.
  */
 import * as tf from '@tensorflow/tfjs-core';
+import { registerBackendCapabilities } from '../capabilities.js';
 import { loadAddon, type CudaAddon, type DeviceInfo, type NativeMemoryStats } from './addon.js';
 import { CudaBackend } from './backend.js';
 import { CUDA_KERNELS } from './kernels/index.js';
@@ -27,6 +28,8 @@ function describe(d: DeviceInfo): string {
 export function registerCudaBackendWith(name: string, addon: CudaAddon, device: DeviceInfo, precision: MatmulPrecision = 'tf32', priority = 2): CudaBackend {
   const b = new CudaBackend(addon, device, precision);
   tf.registerBackend(name, () => b, priority);
+  // cuBLASLt reads transposed operands through its layout flags: a transpose costs nothing there.
+  registerBackendCapabilities(name, { matMulTransposeIsFree: true });
   for (const k of CUDA_KERNELS) {
     if (!tf.getKernel(k.kernelName, name)) {
       tf.registerKernel({ kernelName: k.kernelName, backendName: name, kernelFunc: k.kernelFunc as unknown as tf.KernelFunc });

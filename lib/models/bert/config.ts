@@ -4,7 +4,7 @@
  * loudly rather than silently become bert-base.
  */
 import { readFileSync } from 'node:fs';
-import { InputError } from '../../util/errors.js';
+import { InputError, UnknownNameError } from '../../util/errors.js';
 
 export type HiddenAct = 'gelu' | 'gelu_new' | 'gelu_pytorch_tanh' | 'relu';
 const HIDDEN_ACTS: readonly string[] = ['gelu', 'gelu_new', 'gelu_pytorch_tanh', 'relu'];
@@ -31,9 +31,9 @@ export function parseBertConfig(raw: unknown, file = 'config.json'): BertConfig 
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new InputError('expected a JSON object', { file });
   const c = raw as Record<string, unknown>;
   const modelType = typeof c.model_type === 'string' ? c.model_type : 'bert';
-  if (!['bert', 'roberta', 'xlm-roberta'].includes(modelType) && modelType !== '') {
-    throw new InputError(`model_type '${modelType}' is not a BERT-family encoder (expected bert)`, { file });
-  }
+  // RoBERTa-style models number positions from padding_idx + 1 and have no token types in use:
+  // not what this encoder computes, so they are refused rather than silently miscomputed.
+  if (modelType !== 'bert') throw new UnknownNameError('BERT model_type', modelType, ['bert'], { file });
   for (const k of REQUIRED) {
     const v = c[k];
     if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0) {
@@ -47,7 +47,7 @@ export function parseBertConfig(raw: unknown, file = 'config.json'): BertConfig 
     return v;
   };
   const act = (c.hidden_act ?? 'gelu') as string;
-  if (!HIDDEN_ACTS.includes(act)) throw new InputError(`hidden_act '${act}' is not supported (expected one of ${HIDDEN_ACTS.join(', ')})`, { file });
+  if (!HIDDEN_ACTS.includes(act)) throw new UnknownNameError('hidden_act', act, HIDDEN_ACTS, { file });
   const cfg: BertConfig = {
     modelType,
     vocabSize: c.vocab_size as number,

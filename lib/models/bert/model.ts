@@ -4,31 +4,21 @@
  * self-attention with an additive padding mask, residual + LayerNorm, feed-forward with the
  * config's activation (erf-exact GELU for `gelu`), residual + LayerNorm; pooler = tanh(dense(h[:,0])).
  *
- * Parameters are tf.Variables under the canonical HF names (see ./bert-weights.ts), so the same
+ * Parameters are tf.Variables under the canonical HF names (see ./weights.ts), so the same
  * object serves inference, training (tf.variableGrads) and saving. Dropout is active only when
  * `training` is true and draws its masks from a seeded counter, so training is reproducible on
  * the cpu backend.
  */
 import { fusedDropout, fusedGelu, fusedLayerNorm } from '../../ops/index.js';
-import { tf } from '../../backend/index.js';
+import { backendCapabilities, tf } from '../../backend/index.js';
 import { InputError } from '../../util/errors.js';
 import type { BertConfig } from './config.js';
 import type { RawTensor } from './weights.js';
-import type { TokenBatch } from '../tokenizers/hf.js';
+import type { ForwardOptions, ModelOutput, TextModel, TokenBatch } from '../types.js';
 
-export interface BertOutput {
-  /** [batch, seq, hidden] */
-  lastHiddenState: tf.Tensor3D;
-  /** hidden_states as HF returns them: [embeddings, layer 1, ..., layer N]; empty unless requested. */
-  hiddenStates: tf.Tensor3D[];
-  /** tanh(dense(h[:, 0])), when the checkpoint has a pooler. */
-  poolerOutput?: tf.Tensor2D;
-}
-
-export interface ForwardOptions {
-  training?: boolean;
-  outputHiddenStates?: boolean;
-}
+/** What the encoder returns (the pooler output when the checkpoint has a pooler). */
+export type BertOutput = ModelOutput;
+export type { ForwardOptions };
 
 /** Added to attention scores of padded keys; exp() of it underflows to exactly 0 in float32. */
 const MASK_NEGATIVE = -1e9;
@@ -36,19 +26,19 @@ const MASK_NEGATIVE = -1e9;
 let instances = 0;
 
 /**
- * Whether the active backend transposes matMul operands for free (cuBLASLt on cuda reads them
- * transposed), so BERT passes transposeB instead of running a Transpose kernel forward and
- * backward. Elsewhere the transposes stay explicit: the wasm backend (XNNPACK) has a fast path only
- * for untransposed operands and is ~10x slower with transposeB (measured: [2048,768]x[768,768]
- * 2.0 s vs 0.19 s), and the cpu results stay those the golden parity was measured with.
+ * Whether matMul reads W transposed for free on the active backend (lib/backend/capabilities.ts):
+ * then BERT passes transposeB instead of running a Transpose kernel forward and backward.
  */
 function matMulTransposesFree(): boolean {
-  return tf.getBackend() === 'cuda';
+  return backendCapabilities().matMulTransposeIsFree;
 }
 
-export class BertModel {
+export class BertModel implements TextModel {
+  readonly architecture = 'bert';
   readonly params: Map<string, tf.Variable>;
   readonly hasPooler: boolean;
+  /** Parameters that training leaves alone (see setTrainable). */
+  private readonly frozen = new Set<string>();
   /**
    * Dropout masks drawn so far. Each mask's seed derives from `dropoutSeed` and this count, so a
    * training checkpoint saves it and a resumed run draws the same masks as an uninterrupted one.
@@ -71,6 +61,37 @@ export class BertModel {
       this.params.set(name, tf.tidy(() => tf.variable(tf.tensor(t.data as Float32Array, t.shape, 'float32'), true, `${scope}/${name}`)));
     }
     this.hasPooler = this.params.has('pooler.dense.weight');
+  }
+
+  get hiddenSize(): number {
+    return this.config.hiddenSize;
+  }
+
+  get numLayers(): number {
+    return this.config.numLayers;
+  }
+
+  get maxPositions(): number {
+    return this.config.maxPositions;
+  }
+
+  trainableParameters(): Map<string, tf.Variable> {
+    return new Map([...this.params].filter(([name]) => !this.frozen.has(name)));
+  }
+
+  setTrainable(select: (name: string) => boolean): void {
+    this.frozen.clear();
+    for (const [name, v] of this.params) {
+      const trainable = select(name);
+      if (!trainable) this.frozen.add(name);
+      v.trainable = trainable;
+    }
+  }
+
+  setDropout(p: number): void {
+    if (!(p >= 0 && p < 1)) throw new RangeError(`dropout must be in [0, 1), got ${p}`);
+    this.config.hiddenDropout = p;
+    this.config.attentionDropout = p;
   }
 
   private p(name: string): tf.Variable {
@@ -165,11 +186,6 @@ export class BertModel {
       }
       return result as unknown as tf.TensorContainerObject;
     }) as unknown as BertOutput;
-  }
-
-  /** Current parameter values under canonical names (e.g. to save a checkpoint). */
-  namedWeights(): Map<string, tf.Variable> {
-    return this.params;
   }
 
   /** Number of parameters. */

@@ -15,28 +15,9 @@ import { Tokenizer } from '@huggingface/tokenizers';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError } from '../../util/errors.js';
+import type { BatchOptions, EncodedText, TextTokenizer, TokenBatch } from '../types.js';
 
-export interface EncodedText {
-  ids: number[];
-  typeIds: number[];
-}
-
-/** A padded batch, row-major [batch, seqLen]. */
-export interface TokenBatch {
-  inputIds: Int32Array;
-  attentionMask: Int32Array;
-  tokenTypeIds: Int32Array;
-  batch: number;
-  seqLen: number;
-}
-
-export interface BatchOptions {
-  /** Truncate each row to at most this many tokens, special tokens included. */
-  maxLength?: number;
-  /** `longest` (default): pad to the longest row; `max_length`: pad every row to maxLength. */
-  padding?: 'longest' | 'max_length';
-  padSide?: 'right' | 'left';
-}
+export type { BatchOptions, EncodedText, TokenBatch } from '../types.js';
 
 type TokenConfigValue = string | { content?: string } | null | undefined;
 
@@ -60,8 +41,10 @@ function tokenContent(v: TokenConfigValue): string | undefined {
   return undefined;
 }
 
-export class HfTokenizer {
+export class HfTokenizer implements TextTokenizer {
   readonly padId: number;
+  /** tokenizer_config.json's padding_side, else right (what transformers defaults to). */
+  readonly padSide: 'right' | 'left';
   /** Number of special tokens the post-processor adds to a single sequence / to a pair. */
   readonly specialsSingle: number;
   readonly specialsPair: number;
@@ -79,6 +62,7 @@ export class HfTokenizer {
     const padName = tokenContent(config.pad_token as TokenConfigValue);
     const pad = [padName, '[PAD]', '<pad>'].map((t) => (t !== undefined ? this.vocab.get(t) : undefined)).find((x) => x !== undefined);
     this.padId = pad ?? (typeof config.pad_token_id === 'number' ? config.pad_token_id : 0);
+    this.padSide = config.padding_side === 'left' ? 'left' : 'right';
     this.specialsSingle = this.postProcess([], null).ids.length;
     this.specialsPair = this.postProcess([], []).ids.length;
   }
@@ -147,6 +131,11 @@ export class HfTokenizer {
     return this.postProcess(a, b);
   }
 
+  /** Text of token ids, special tokens dropped (the tokenizer.json decoder). */
+  decode(ids: readonly number[]): string {
+    return this.tok.decode([...ids], { skip_special_tokens: true });
+  }
+
   /** Encodes texts (or [text, pair] tuples) into one padded batch. */
   encodeBatch(inputs: Array<string | [string, string]>, opts: BatchOptions = {}): TokenBatch {
     const rows = inputs.map((x) => (typeof x === 'string' ? this.encode(x, null, opts.maxLength) : this.encode(x[0], x[1], opts.maxLength)));
@@ -162,7 +151,7 @@ export class HfTokenizer {
     const attentionMask = new Int32Array(batch * seqLen);
     const tokenTypeIds = new Int32Array(batch * seqLen);
     rows.forEach((r, i) => {
-      const start = opts.padSide === 'left' ? seqLen - r.ids.length : 0;
+      const start = (opts.padSide ?? this.padSide) === 'left' ? seqLen - r.ids.length : 0;
       for (let j = 0; j < r.ids.length; j++) {
         inputIds[i * seqLen + start + j] = r.ids[j];
         attentionMask[i * seqLen + start + j] = 1;

@@ -1,5 +1,5 @@
 /**
- * The fused custom kernels of ../../fused-ops.ts (LayerNorm, GELU, AdamW) and device dropout.
+ * The fused custom kernels lib/ops dispatches to (names in ../../fused-kernels.ts: LayerNorm, GELU, AdamW) and device dropout.
  * Their names are this project's own; tfjs-core never dispatches them by itself.
  */
 import { FUSED_KERNELS } from '../../fused-kernels.js';

@@ -1,0 +1,7 @@
+/**
+ * Results: where a result came from (./provenance.ts), run records (./run-record.ts) and the
+ * record of a training run with its per-pair test predictions (./training-record.ts).
+ */
+export { collectProvenance, type Provenance } from './provenance.js';
+export { writeRunRecord, newRunId, runRecordPath, type RunRecord, type DataIdentity, type ModelIdentity, type PaperCell } from './run-record.js';
+export { writeTrainingRecord, trainingRunRecord, predictionsPath, portableModelIdentity, portablePath, type TrainingRecordOptions, type PredictionsFile } from './training-record.js';
