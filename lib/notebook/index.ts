@@ -1,10 +1,11 @@
 /**
  * What a notebook author calls: the run's settings (model, data, backend, preset), and showing
- * tables and data cards. The notebook runner's own machinery (reading and writing .ipynb files,
+ * tables, figures (plotly, also live while a run trains) and data cards. The notebook runner's own machinery (reading and writing .ipynb files,
  * applying presets) lives in scripts/notebooks/, not here.
  */
 export { notebookSettings, settingsTable, type NotebookSettings } from './settings.js';
 export { NOTEBOOK_PRESETS, PRESET_NAMES, PAPER_MODEL, presetTable, type Preset, type PresetName } from './presets.js';
 export { showTable, runningUnderTslab } from './display.js';
+export { showFigure, liveFigure, liveTrainingCurves, type FigureDisplayOptions, type LiveFigure, type LiveTrainingCurves } from './figures.js';
 export { showDatasetCards } from './data-cards.js';
 export { tableToHtml, tableToMarkdown, tableToText, type SimpleTable, type TableValue, type TableFormat } from '../util/table.js';

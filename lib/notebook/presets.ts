@@ -7,7 +7,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { InputError, UnknownNameError } from '../util/errors.js';
-import type { SimpleTable } from './display.js';
+import type { SimpleTable } from '../util/table.js';
 
 /** The model the papers fine-tune (AnglE-BERT, SimCSE): the default when nothing else is chosen. */
 export const PAPER_MODEL = 'google-bert/bert-base-uncased';

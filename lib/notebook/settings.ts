@@ -5,7 +5,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { envConfig } from '../config.js';
 import { packageRoot } from '../util/package-root.js';
-import type { SimpleTable } from './display.js';
+import type { SimpleTable } from '../util/table.js';
 import { PAPER_MODEL } from './presets.js';
 
 export interface NotebookSettings {

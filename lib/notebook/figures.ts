@@ -1,0 +1,250 @@
+/**
+ * Plotly figures in notebooks, without network.
+ *
+ * Under tslab (the Jupyter kernel or the headless runner) a figure is a `text/html` output: a
+ * container div and a small script that draws the figure's JSON with `window.Plotly`. plotly.js
+ * itself (node_modules/plotly.js-dist-min, about 4.8 MB) is inlined once per kernel, as its own
+ * invisible output just before the first figure; later figures only reference `window.Plotly`.
+ * Outside tslab a figure prints as one line of text (`figureSummary`).
+ *
+ * Where the HTML is drawn, and why it is built this way:
+ * - JupyterLab / Notebook 7 run the <script>s of a text/html output only when the output is trusted
+ *   (@jupyterlab/rendermime renderHTML: trusted → scripts re-inserted and run; untrusted → scripts
+ *   sanitised away, with a "Run" button in recent versions). Outputs made in the session are
+ *   trusted; a notebook opened from disk is trusted once signed (`jupyter trust x.ipynb`, or
+ *   File ▸ Trust Notebook). Untrusted, a figure shows its note instead of the plot.
+ * - nbconvert --to html keeps text/html outputs as they are, so the page runs them in document
+ *   order: the library first, then the figures.
+ * - Outputs can run out of order (cells run out of order; "Run" pressed on one output): a figure
+ *   that finds no `window.Plotly` queues itself on `window.__angleFigureQueue`, which the library
+ *   output drains when it runs. If the output that carried the library was cleared (its cell
+ *   re-run in the same kernel) and the page reloaded, the figures say so in their note; the fix is
+ *   `showFigure(fig, { library: 'always' })` (or restarting the kernel, which resets "sent once").
+ * - No static image goes beside the HTML: plotly needs a browser to lay out a figure, and tslab's
+ *   display sends one MIME type per output. Static SVG/PNG files come from
+ *   lib/report/figures/render-static.ts (headless Chromium).
+ *
+ * `liveFigure` keeps one output (a tslab display id) and replaces it as a run trains, at most
+ * once per interval; `close()` sends the final state, so an executed notebook ends with it.
+ */
+import { randomBytes } from 'node:crypto';
+import type { EvalLog, StepLog } from '../train/checkpoint.js';
+import { figureSummary, type Figure } from '../report/figures/figure.js';
+import { plotlyLibrary, plotlyLibrarySource } from '../report/figures/plotly-library.js';
+import { trainingCurvesFigure, type TrainingCurvesOptions, type TrainingRun } from '../report/figures/training-curves.js';
+import { escapeHtml } from '../util/table.js';
+import { tslabModule, type TslabDisplay } from './tslab.js';
+
+/** Set on globalThis once the library went out in this kernel (one process per kernel). */
+const LIBRARY_SENT = Symbol.for('angle-notebooks.plotly-library-sent');
+
+/** The CSS class of a figure's container; scripts/check-rendered.ts counts these. */
+export const FIGURE_CLASS = 'angle-figure';
+/** The CSS class of the (hidden) element that marks the output carrying plotly.js. */
+export const LIBRARY_CLASS = 'angle-plotly-library';
+
+export interface FigureDisplayOptions {
+  /** Plot height in pixels; default the layout's height, else 480. */
+  height?: number;
+  /**
+   * plotly.js: 'auto' (default) inlines it before the kernel's first figure; 'always' inlines it
+   * again (after the output that carried it was cleared); 'never' leaves it to another output.
+   */
+  library?: 'auto' | 'always' | 'never';
+}
+
+/** JSON safe inside a <script> element: no `</script>`, `<!--` or line separators can appear. */
+function scriptJson(value: unknown): string {
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/>/g, '\\u003e')
+    .replace(/&/g, '\\u0026')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
+}
+
+/**
+ * plotly.js as an HTML output: a hidden marker and the bundle in a <script>, evaluated with
+ * `module`/`define` shadowed so it always sets `window.Plotly` (also on pages with require.js,
+ * such as nbconvert's), skipped when the page already has plotly, then draws queued figures.
+ */
+export function plotlyLibraryHtml(): string {
+  const { version } = plotlyLibrary();
+  // The HTML tokenizer ends a script at `</script` and changes state at `<!--`, even inside a JS
+  // string; both only occur inside string or regex literals, where the escaped forms are equal.
+  const bundle = plotlyLibrarySource().replace(/<\/script/gi, '<\\/script').replace(/<!--/g, '<\\!--');
+  return (
+    `<div class="${LIBRARY_CLASS}" data-plotly-version="${escapeHtml(version)}" style="display:none"></div>\n` +
+    `<script type="text/javascript">\n` +
+    `/* plotly.js ${version}, inlined from node_modules/plotly.js-dist-min so that figures draw without network */\n` +
+    `if (!window.Plotly) {\n(function (module, exports, define) {\n${bundle}\n}).call(window);\n}\n` +
+    `(function () {\n  var queued = window.__angleFigureQueue || [];\n  window.__angleFigureQueue = [];\n` +
+    `  queued.forEach(function (draw) { draw(window.Plotly); });\n})();\n` +
+    `</script>\n`
+  );
+}
+
+/** The HTML of one figure: a container, a note shown until plotly draws, and the drawing script. */
+export function figureHtml(fig: Figure, opts: Pick<FigureDisplayOptions, 'height'> = {}): string {
+  const id = `${FIGURE_CLASS}-${randomBytes(6).toString('hex')}`;
+  const height = opts.height ?? (typeof fig.layout.height === 'number' ? fig.layout.height : 480);
+  const title = fig.layout.title.text;
+  const spec = { data: fig.data, layout: { ...fig.layout, height }, config: { responsive: true, displaylogo: false } };
+  const note =
+    `Figure “${escapeHtml(title)}” is drawn by plotly.js, which this notebook's first figure output loads. ` +
+    `If it does not appear: trust the notebook (JupyterLab: File ▸ Trust Notebook), or re-run this cell with ` +
+    `showFigure(fig, { library: 'always' }).`;
+  return (
+    `<div class="${FIGURE_CLASS}" id="${id}" data-figure-title="${escapeHtml(title)}">` +
+    `<div class="${FIGURE_CLASS}-plot" style="width:100%;height:${height}px"></div>` +
+    `<div class="${FIGURE_CLASS}-note" style="font:13px sans-serif;color:#777;padding:4px 0">${note}</div></div>\n` +
+    `<script type="text/javascript">\n(function () {\n` +
+    `  var spec = ${scriptJson(spec)};\n` +
+    // JupyterLab re-inserts the script to run it and nbconvert's page runs it in place: either way
+    // it follows its container; the id is the fallback where currentScript is unavailable.
+    `  var s = document.currentScript, id = ${scriptJson(id)};\n` +
+    `  var root = s && s.previousElementSibling && s.previousElementSibling.id === id ? s.previousElementSibling : document.getElementById(id);\n` +
+    `  if (!root) return;\n` +
+    `  function draw(Plotly) {\n` +
+    `    var note = root.querySelector('.${FIGURE_CLASS}-note');\n` +
+    `    Plotly.newPlot(root.querySelector('.${FIGURE_CLASS}-plot'), spec.data, spec.layout, spec.config).then(\n` +
+    `      function () { if (note && note.parentNode) note.parentNode.removeChild(note); },\n` +
+    `      function (e) { if (note) note.textContent = 'plotly.js could not draw this figure: ' + e; console.error(e); });\n` +
+    `  }\n` +
+    `  if (window.Plotly) draw(window.Plotly); else (window.__angleFigureQueue = window.__angleFigureQueue || []).push(draw);\n` +
+    `})();\n</script>\n`
+  );
+}
+
+function sendLibrary(display: TslabDisplay, mode: FigureDisplayOptions['library'] = 'auto'): void {
+  const g = globalThis as unknown as Record<symbol, boolean | undefined>;
+  if (mode === 'never' || (mode === 'auto' && g[LIBRARY_SENT])) return;
+  display.html(plotlyLibraryHtml());
+  g[LIBRARY_SENT] = true;
+}
+
+/** Shows a figure: under tslab drawn by plotly.js (see above), else one line of text on stdout. */
+export function showFigure(fig: Figure, opts: FigureDisplayOptions = {}): void {
+  const tslab = tslabModule();
+  if (!tslab) {
+    console.log(figureSummary(fig));
+    return;
+  }
+  sendLibrary(tslab.display, opts.library);
+  tslab.display.html(figureHtml(fig, opts));
+}
+
+export interface LiveFigure {
+  /**
+   * Replaces the output with this figure, at most once per interval: a later call within the
+   * interval is kept and sent when the interval has passed (the last one wins). A function is
+   * called only when its figure is sent, so building the figure costs nothing between sends.
+   */
+  update(fig: Figure | (() => Figure)): void;
+  /** Sends the pending figure now, if any. */
+  flush(): void;
+  /** Sends `fig` (or the pending figure) now and stops; outside tslab, prints its one line. */
+  close(fig?: Figure | (() => Figure)): void;
+  /** Updates asked for and outputs sent so far. */
+  readonly stats: { requested: number; sent: number };
+}
+
+/** A figure output updated in place (a tslab display id) while something runs, e.g. training. */
+export function liveFigure(opts: FigureDisplayOptions & { intervalMs?: number } = {}): LiveFigure {
+  const intervalMs = opts.intervalMs ?? 1000;
+  const tslab = tslabModule();
+  let handle: TslabDisplay | undefined;
+  if (tslab) {
+    sendLibrary(tslab.display, opts.library);
+    handle = tslab.newDisplay();
+    // Reserves the output's place in the cell until the first figure arrives.
+    handle.html('<div style="font:13px sans-serif;color:#777">waiting for the first update…</div>');
+  }
+  let pending: Figure | (() => Figure) | undefined;
+  let last: Figure | undefined;
+  let lastSent = -Infinity;
+  let timer: NodeJS.Timeout | undefined;
+  let closed = false;
+  const stats = { requested: 0, sent: 0 };
+  const send = () => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    if (pending === undefined) return;
+    last = typeof pending === 'function' ? pending() : pending;
+    pending = undefined;
+    lastSent = Date.now();
+    if (handle) {
+      handle.html(figureHtml(last, opts));
+      stats.sent++;
+    }
+  };
+  return {
+    update(fig) {
+      if (closed) throw new Error('liveFigure: update() after close()');
+      stats.requested++;
+      pending = fig;
+      if (!handle) return;
+      const wait = lastSent + intervalMs - Date.now();
+      if (wait <= 0) send();
+      else if (!timer) {
+        timer = setTimeout(send, wait);
+        timer.unref();
+      }
+    },
+    flush() {
+      if (handle) send();
+    },
+    close(fig) {
+      if (closed) return;
+      if (fig !== undefined) pending = fig;
+      send();
+      closed = true;
+      if (!handle && last) console.log(figureSummary(last));
+    },
+    stats,
+  };
+}
+
+export interface LiveTrainingCurves {
+  /** Pass as the trainer's `onStep`. */
+  onStep(log: StepLog): void;
+  /** Pass as the trainer's `onEval`. */
+  onEval(log: EvalLog): void;
+  /** Sends the final curves. */
+  close(): void;
+  /** The logs received so far. */
+  readonly run: TrainingRun;
+  readonly stats: { requested: number; sent: number };
+}
+
+/**
+ * Training curves that draw themselves while a run trains:
+ *
+ *   const curves = liveTrainingCurves('stsb, lr 2e-5');
+ *   const trainer = new Trainer({ ...config, onStep: curves.onStep, onEval: curves.onEval });
+ *   await trainer.run();
+ *   curves.close();
+ */
+export function liveTrainingCurves(
+  name: string,
+  opts: TrainingCurvesOptions & FigureDisplayOptions & { intervalMs?: number } = {},
+): LiveTrainingCurves {
+  const steps: StepLog[] = [];
+  const evals: EvalLog[] = [];
+  const run: TrainingRun = { name, steps, evals };
+  const live = liveFigure(opts);
+  const figure = () => trainingCurvesFigure(run, opts);
+  return {
+    onStep: (log) => {
+      steps.push(log);
+      live.update(figure);
+    },
+    onEval: (log) => {
+      evals.push(log);
+      live.update(figure);
+    },
+    close: () => live.close(figure),
+    run,
+    stats: live.stats,
+  };
+}
