@@ -120,7 +120,7 @@ fi
 
 if want parity; then
   # Exact fp32 matmuls: the golden forward tolerance (1e-5) is below TF32's rounding.
-  step parity "${STEP_TIMEOUT_PARITY:-540}" "$out/parity.txt" env ANGLE_CUDA_MATMUL=fp32 "${runner[@]}" "scripts/parity.$ext" --golden "$ANGLE_GOLDEN_DIR" --data "$ANGLE_DATA_DIR" --backend cuda
+  step parity "${STEP_TIMEOUT_PARITY:-540}" "$out/parity.txt" env ANGLE_CUDA_MATMUL=fp32 "${runner[@]}" "scripts/parity.$ext" --golden "$app/golden" --data "$ANGLE_DATA_DIR" --backend cuda
   grep -E '^parity:' "$out/parity.txt" | sed 's/^/    /' | tee -a "$summary"
 fi
 

@@ -114,6 +114,9 @@ while (queue.length) {
 // 4. Reference material for `npm run parity` and the golden tests.
 const goldenOut = join(app, 'golden', goldenDir.split('/').pop());
 cpSync(goldenDir, goldenOut, { recursive: true, filter: (src) => !src.endsWith('model-hub-naming.safetensors') });
+// The decoder's golden set (llama2.c, about 2 MB) beside it, for the parity suite `decoder` on cuda.
+const decoderGolden = join(shared, 'golden', 'llama2c-stories260K');
+if (existsSync(join(decoderGolden, 'golden.json'))) cpSync(decoderGolden, join(app, 'golden', 'llama2c-stories260K'), { recursive: true });
 const DATA_SUBSETS = ['sts', 'stsb', 'sick', 'flickr30k', 'mrpc'];
 if (withData) {
   for (const d of DATA_SUBSETS) if (existsSync(join(dataDir, d))) cpSync(join(dataDir, d), join(app, 'data', d), { recursive: true });

@@ -1,85 +1,90 @@
 /**
- * npm run parity -- --golden <dir> [--data <dir>] [--backend cpu] [--only forward,losses,eval,train]
+ * npm run parity [-- --golden <dir>] [--data <dir>] [--backend cpu] [--only forward,losses,...]
  *
- * Checks this implementation against a golden reference directory (layout:
- * ../shared/golden/README.md): one line per check, then `parity: N passed, M failed`; exits 1
- * on any failure. <dir> is one golden set (it has forward.json) or a folder of sets.
+ * Checks this implementation against golden reference outputs (their layout:
+ * shared/golden/README.md): one line per check, then `parity: N passed, M failed`; exits 1 when a
+ * check failed. <dir> is one golden set or a folder of sets; each set runs the suites of its kind
+ * (lib/parity/suites.ts: encoder sets forward/losses/eval/train, decoder sets decoder, transfer
+ * sets transfer). Without --golden it uses ANGLE_GOLDEN_DIR, else the shared folder's golden/
+ * (every set there); the data root is --data, else ANGLE_DATA_DIR, else the shared folder's data/.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { basename, join } from 'node:path';
 import { initBackend } from '../lib/backend/index.js';
-import { envConfig } from '../lib/config.js';
-import { goldenSuites, type GoldenSuiteName, GOLDEN_SUITE_NAMES } from '../lib/parity/suites.js';
+import { locateDataDir, locateGoldenDir } from '../lib/config.js';
 import type { ParityCheck } from '../lib/parity/check.js';
+import { goldenSetKind, goldenSuites, GOLDEN_SUITE_NAMES, SUITES_OF_KIND, type GoldenSuiteName } from '../lib/parity/suites.js';
+import { InputError, UnknownNameError } from '../lib/util/errors.js';
+import { EXIT, helpText, parseOptions, runCommand, UsageError, type OptionSpecs } from './cli/command.js';
 
-const { values } = parseArgs({
-  options: {
-    golden: { type: 'string' },
-    data: { type: 'string' },
-    backend: { type: 'string' },
-    only: { type: 'string' },
-    help: { type: 'boolean', short: 'h' },
-  },
-});
+const OPTIONS = {
+  golden: { type: 'string', value: '<dir>', help: 'a golden set, or a folder of sets', default: 'ANGLE_GOLDEN_DIR, else <shared>/golden (every set there)' },
+  data: { type: 'string', value: '<dir>', help: 'the data root the eval, train and transfer suites read', default: 'ANGLE_DATA_DIR, else <shared>/data' },
+  backend: { type: 'string', value: '<name>', help: 'tfjs backend: cpu, wasm, cuda, tensorflow', default: 'ANGLE_BACKEND, else cpu' },
+  only: { type: 'string', value: '<suites>', help: `comma-separated suites to run: ${GOLDEN_SUITE_NAMES.join(', ')}`, default: 'every suite of each set' },
+  help: { type: 'boolean', short: 'h', help: 'this text' },
+} satisfies OptionSpecs;
 
-if (values.help) {
-  console.log('usage: npm run parity -- --golden <dir> [--data <dir>] [--backend cpu|wasm|cuda|tensorflow] [--only ' + GOLDEN_SUITE_NAMES.join(',') + ']');
-  process.exit(0);
-}
-
-const env = envConfig();
-const goldenArg = values.golden ?? env.goldenDir;
-if (!goldenArg) {
-  console.error('parity: give a golden directory with --golden <dir> (or set ANGLE_GOLDEN_DIR)');
-  process.exit(2);
-}
-if (!existsSync(goldenArg) || !statSync(goldenArg).isDirectory()) {
-  console.error(`parity: ${goldenArg}: not a directory`);
-  process.exit(2);
-}
+const USAGE = 'usage: npm run parity -- [--golden <dir>] [--data <dir>] [--backend <name>] [--only <suites>]';
+const FOOTER = `The shared folder is ANGLE_SHARED_DIR, else ../shared beside the repository.
+Exit codes: 0 every check passed, 1 a check failed, 2 usage or input error, 3 backend unavailable.`;
 
 /** One golden set, or every subdirectory that is one. */
 function goldenSets(dir: string): string[] {
-  if (existsSync(join(dir, 'forward.json'))) return [resolve(dir)];
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new InputError('not a directory', { file: dir });
+  if (goldenSetKind(dir)) return [dir];
   const sets = readdirSync(dir)
     .map((d) => join(dir, d))
-    .filter((d) => statSync(d).isDirectory() && existsSync(join(d, 'forward.json')))
+    .filter((d) => statSync(d).isDirectory() && goldenSetKind(d) !== undefined)
     .sort();
-  if (sets.length === 0) {
-    console.error(`parity: ${dir}: no forward.json in it or in any subdirectory; expected the layout of shared/golden/README.md`);
-    process.exit(2);
-  }
-  return sets.map((s) => resolve(s));
+  if (sets.length === 0) throw new InputError('neither a golden set nor a folder of them (see shared/golden/README.md for the layouts)', { file: dir });
+  return sets;
 }
 
-const only = values.only ? (values.only.split(',').map((s) => s.trim()) as GoldenSuiteName[]) : undefined;
-for (const o of only ?? []) {
-  if (!GOLDEN_SUITE_NAMES.includes(o)) {
-    console.error(`parity: unknown suite '${o}' in --only: expected ${GOLDEN_SUITE_NAMES.join(', ')}`);
-    process.exit(2);
-  }
+function parseOnly(text: string | undefined): GoldenSuiteName[] | undefined {
+  if (text === undefined) return undefined;
+  const names = text.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const n of names) if (!(GOLDEN_SUITE_NAMES as readonly string[]).includes(n)) throw new UnknownNameError('suite in --only', n, GOLDEN_SUITE_NAMES);
+  return names as GoldenSuiteName[];
 }
 
-await initBackend(values.backend);
-let passed = 0;
-let failed = 0;
-const report = (set: string, c: ParityCheck) => {
-  if (c.ok) passed++;
-  else failed++;
-  console.log(`${c.ok ? 'PASS' : 'FAIL'} ${set} ${c.name}: ${c.detail}`);
-};
-for (const dir of goldenSets(goldenArg)) {
-  const set = dir.split('/').pop()!;
-  for (const suite of goldenSuites({ goldenDir: dir, dataDir: values.data ?? env.dataDir, only, log: (l) => console.error(`     ${l}`) })) {
-    const t0 = Date.now();
-    try {
-      for (const c of await suite.run()) report(set, c);
-    } catch (e) {
-      report(set, { name: `${suite.name}`, ok: false, detail: `error: ${(e as Error).message}` });
+async function main(): Promise<number> {
+  const { values } = parseOptions(OPTIONS, process.argv.slice(2));
+  if (values.help) {
+    console.log(helpText(USAGE, OPTIONS, FOOTER));
+    return EXIT.ok;
+  }
+  const golden = locateGoldenDir(values.golden);
+  if (!golden) throw new UsageError('no golden reference: pass --golden <dir>, set ANGLE_GOLDEN_DIR, or keep the shared folder beside the repository (../shared)');
+  const data = locateDataDir(values.data);
+  const only = parseOnly(values.only);
+  const sets = goldenSets(golden.path);
+  const runnable = sets.filter((s) => !only || SUITES_OF_KIND[goldenSetKind(s)!].some((n) => only.includes(n)));
+  if (runnable.length === 0) throw new UsageError(`--only ${values.only}: none of these suites applies to the golden sets under ${golden.path}`);
+  console.log(`golden: ${golden.path} (from ${golden.from}); data: ${data ? `${data.path} (from ${data.from})` : 'none (the eval, train and transfer suites need one)'}`);
+  await initBackend(values.backend);
+
+  let passed = 0;
+  let failed = 0;
+  const report = (set: string, c: ParityCheck) => {
+    if (c.ok) passed++;
+    else failed++;
+    console.log(`${c.ok ? 'PASS' : 'FAIL'} ${set} ${c.name}: ${c.detail}`);
+  };
+  for (const dir of runnable) {
+    const set = basename(dir);
+    for (const suite of goldenSuites({ goldenDir: dir, dataDir: data?.path, only, log: (l) => console.error(`     ${l}`) })) {
+      const t0 = Date.now();
+      try {
+        for (const c of await suite.run()) report(set, c);
+      } catch (e) {
+        report(set, { name: suite.name, ok: false, detail: `error: ${(e as Error).message}` });
+      }
+      console.log(`     ${set} ${suite.name}: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     }
-    console.log(`     ${set} ${suite.name}: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   }
+  console.log(`parity: ${passed} passed, ${failed} failed`);
+  return failed === 0 && passed > 0 ? EXIT.ok : EXIT.failed;
 }
-console.log(`parity: ${passed} passed, ${failed} failed`);
-process.exit(failed === 0 && passed > 0 ? 0 : 1);
+
+await runCommand('parity', main);

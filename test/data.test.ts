@@ -31,9 +31,10 @@ import {
   sentevalSentence,
 } from '../lib/data/index.js';
 import { InputError } from '../lib/util/errors.js';
+import { DATA_DIR } from './helpers/env.js';
 
-const DATA = process.env.ANGLE_DATA_DIR;
-const skipReal = DATA ? false : 'ANGLE_DATA_DIR is not set (point it at a data root such as shared/data)';
+const DATA = DATA_DIR;
+const skipReal = DATA ? false : 'no data root: set ANGLE_DATA_DIR (e.g. shared/data) or keep ../shared beside the repository';
 
 /** Asserts an InputError that names the file and the line and contains `what`. */
 function assertInputError(fn: () => unknown, file: string, line: number | undefined, what: RegExp): void {

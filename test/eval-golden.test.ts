@@ -11,10 +11,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkEvalGolden, type GoldenPooling } from '../lib/parity/eval.js';
 import { hashingBowEncoder } from '../lib/eval/baselines.js';
+import { DATA_DIR, GOLDEN_DIR } from './helpers/env.js';
 
-const DATA = process.env.ANGLE_DATA_DIR;
-const GOLDEN = process.env.ANGLE_GOLDEN_DIR;
-const skipBoth = DATA && GOLDEN ? false : 'needs ANGLE_DATA_DIR and ANGLE_GOLDEN_DIR (e.g. shared/data and shared/golden/bert-tiny-seed1234)';
+const DATA = DATA_DIR;
+const GOLDEN = GOLDEN_DIR;
+const skipBoth = DATA && GOLDEN ? false : 'needs a data root and an encoder golden set (ANGLE_DATA_DIR, ANGLE_GOLDEN_DIR, or ../shared beside the repository)';
 
 /** Paths of the numeric leaves of a JSON object, joined by '/'. */
 function numericLeaves(o: unknown, prefix = ''): string[] {

@@ -38,6 +38,7 @@ import type { Embeddings } from '../lib/embed/types.js';
 import type { StsSet } from '../lib/data/index.js';
 import { initBackend } from '../lib/backend/index.js';
 import { hashingBowEncoder, tableEncoder } from '../lib/eval/baselines.js';
+import { DATA_DIR, GOLDEN_DIR } from './helpers/env.js';
 
 /** Seeded uniform [0, 1) stream (mulberry32). */
 function rng(seed: number): () => number {
@@ -51,8 +52,8 @@ function rng(seed: number): () => number {
   };
 }
 
-const DATA = process.env.ANGLE_DATA_DIR;
-const skipReal = DATA ? false : 'ANGLE_DATA_DIR is not set (point it at a data root such as shared/data)';
+const DATA = DATA_DIR;
+const skipReal = DATA ? false : 'no data root: set ANGLE_DATA_DIR (e.g. shared/data) or keep ../shared beside the repository';
 
 // golden/bert-tiny-seed1234/eval.json `spearman_ties` (scipy.stats.spearmanr)
 const TIES = {
@@ -67,8 +68,8 @@ describe('correlation', () => {
     // simple-statistics 7.12.1 agrees on this case too (see the note in lib/eval/spearman.ts)
     assert.ok(Math.abs(sampleRankCorrelation(TIES.x, TIES.y) - TIES.spearman) < 1e-12);
   });
-  test('golden tie case from ANGLE_GOLDEN_DIR', { skip: process.env.ANGLE_GOLDEN_DIR ? false : 'ANGLE_GOLDEN_DIR is not set' }, () => {
-    const g = JSON.parse(readFileSync(join(process.env.ANGLE_GOLDEN_DIR!, 'eval.json'), 'utf8')).spearman_ties;
+  test('golden tie case from the encoder golden set', { skip: GOLDEN_DIR ? false : 'no encoder golden set (ANGLE_GOLDEN_DIR or ../shared)' }, () => {
+    const g = JSON.parse(readFileSync(join(GOLDEN_DIR!, 'eval.json'), 'utf8')).spearman_ties;
     assert.ok(Math.abs(spearman(g.x, g.y) - g.spearman) < 1e-12);
   });
   test('average ranks (scipy rankdata "average")', () => {

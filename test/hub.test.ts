@@ -18,6 +18,7 @@ import { initBackend } from '../lib/backend/index.js';
 import { hubSettings, isHubId, repoCacheDir, resolveRepoFiles } from '../lib/hub/index.js';
 import { loadModel } from '../lib/models/auto.js';
 import { InputError, UnavailableError } from '../lib/util/errors.js';
+import { GOLDEN_DIR } from './helpers/env.js';
 
 const MODEL_FILES = ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'vocab.txt'];
 const COMMIT_A = 'a'.repeat(8) + '0123456789abcdef0123456789abcdef';
@@ -28,9 +29,9 @@ const gitSha1 = (b: Buffer) => createHash('sha1').update(`blob ${b.length}\0`).u
 
 /** The golden model directory, or undefined after marking the test skipped. */
 function goldenModelDir(t: TestContext): string | undefined {
-  const dir = process.env.ANGLE_GOLDEN_DIR;
+  const dir = GOLDEN_DIR;
   if (!dir) {
-    t.skip('ANGLE_GOLDEN_DIR is not set (a golden set dir such as golden/bert-tiny-seed1234)');
+    t.skip('no encoder golden set (ANGLE_GOLDEN_DIR, e.g. golden/bert-tiny-seed1234, or ../shared beside the repository)');
     return undefined;
   }
   return join(dir, 'model');

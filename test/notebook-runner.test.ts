@@ -7,12 +7,12 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { joinText, type CodeCell, type MultilineString, type Notebook, type NotebookOutput } from '../scripts/notebooks/ipynb.js';
-import { PAPER_MODEL } from '../lib/notebook/presets.js';
+import { PAPER_MODEL } from '../lib/experiments/presets.js';
 import { packageRoot } from '../lib/util/package-root.js';
 
 const ROOT = packageRoot();
@@ -303,13 +303,17 @@ describe('run-notebooks: failures', { concurrency: true }, () => {
 });
 
 describe('run-notebooks: presets', { concurrency: true }, () => {
-  /** A stand-in shared directory: data/, golden/a-without-model/, golden/b-tiny/model/. */
+  /**
+   * A stand-in shared directory: data/, golden/a-without-model/, golden/a-decoder/model/ (a model but
+   * no forward.json, like the llama2.c set), golden/b-tiny/ and golden/c-later/ (encoder sets).
+   */
   let shared: string;
   before(async () => {
     shared = await tempDir();
-    for (const d of ['data', 'golden/a-without-model', 'golden/b-tiny/model', 'golden/c-later/model']) {
+    for (const d of ['data', 'golden/a-without-model', 'golden/a-decoder/model', 'golden/b-tiny/model', 'golden/c-later/model']) {
       await mkdir(join(shared, d), { recursive: true });
     }
+    for (const d of ['golden/b-tiny', 'golden/c-later']) await writeFile(join(shared, d, 'forward.json'), '{}');
   });
 
   async function environment(args: string[], env: Record<string, string> = {}): Promise<Record<string, string>> {

@@ -54,6 +54,7 @@ import {
 } from '../lib/paper/index.js';
 import { InputError, UnknownNameError } from '../lib/util/errors.js';
 import { packageRoot } from '../lib/util/package-root.js';
+import { PAPERS_DIR } from './helpers/env.js';
 
 const A000 = '000_c0fdd0968b088fcd.txt';
 const A001 = '001_06941bfad7bf7482.txt';
@@ -61,7 +62,6 @@ const A003 = '003_ae373fbfc2de219d.txt';
 const P002 = '002_684352d32195eadd.txt';
 const S004 = '004_1238e3534f087b8a.txt';
 
-const PAPERS_DIR = process.env.ANGLE_PAPERS_DIR ?? (process.env.ANGLE_SHARED_DIR ? join(process.env.ANGLE_SHARED_DIR, 'papers') : undefined);
 const skipText = PAPERS_DIR && existsSync(join(PAPERS_DIR, A000)) ? false : 'needs the papers: set ANGLE_SHARED_DIR (its papers/) or ANGLE_PAPERS_DIR';
 
 const keyOf = (t: { paper: string; file: string; table: string }) => `${t.paper}|${t.file.slice(0, 3)}|${t.table}`;

@@ -123,7 +123,7 @@ test('parity refuses a directory without golden sets', () => {
   try {
     const r = runParity(empty);
     assert.equal(r.code, 2, r.out);
-    assert.match(r.out, /no forward\.json in it or in any subdirectory/);
+    assert.match(r.out, /parity: .*golden-empty-\w+: neither a golden set nor a folder of them/);
   } finally {
     rmSync(empty, { recursive: true, force: true });
   }

@@ -13,7 +13,7 @@ import { datasetEntry } from '../lib/data/registry.js';
 import { parsePooling } from '../lib/embed/pooling.js';
 import { task } from '../lib/experiments/tasks.js';
 import { loadModel } from '../lib/models/auto.js';
-import { presetByName } from '../lib/notebook/presets.js';
+import { presetByName } from '../lib/experiments/presets.js';
 import { bindObjective } from '../lib/train/objective.js';
 import { checkSchedule } from '../lib/train/schedule.js';
 import { InputError, UnknownNameError } from '../lib/util/errors.js';

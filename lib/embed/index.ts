@@ -6,3 +6,4 @@ export { POOLING_STRATEGIES, parsePooling, pool, needsHiddenStates, type Pooling
 export { PooledSentenceEncoder, MultiPoolingEmbedder, sharedPoolingEncoders, type EncoderOptions, type EncoderModel } from './encoder.js';
 export { cosineSimilarityMatrix } from './similarity.js';
 export { row, type Embeddings, type SentenceEncoder, type EncodeOptions } from './types.js';
+export { PromptSentenceEncoder, PROMPTEOL_TEMPLATE, ANGLE_LLAMA_TEMPLATE, inContextTemplate, type PromptEncoderOptions, type Demonstration } from './prompt-encoder.js';

@@ -61,3 +61,4 @@ export {
   cosineDensityForSet,
 } from './geometry.js';
 export { hashingBowEncoder, tableEncoder } from './baselines.js';
+export * as transfer from './transfer/index.js';

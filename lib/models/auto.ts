@@ -1,7 +1,8 @@
 /**
  * loadModel(idOrPath): a text model and its tokenizer from a local directory or a Hub id, with the
  * architecture chosen from config.json's `model_type` (one table below: the one place that knows
- * which architectures exist).
+ * which architectures exist): `bert` (./bert/), `llama` (./llama/; also llama2.c's own folders of
+ * a checkpoint .bin and tokenizer.bin).
  *
  * A local directory always works (and is what this project's machines use: no Hub there). A Hub
  * id goes through lib/hub (cache honouring HF_HOME / HF_HUB_CACHE, HF_ENDPOINT, HF_HUB_OFFLINE,
@@ -11,6 +12,8 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { InputError, UnknownNameError } from '../util/errors.js';
 import { loadBert } from './bert/load.js';
+import { LLAMA_MODEL_TYPES } from './llama/config.js';
+import { isLlama2cDir, loadLlama, loadLlamaModel } from './llama/load.js';
 import type { LoadedModel, TextModel, TextTokenizer } from './types.js';
 import { SAFETENSORS_FILE, SAFETENSORS_INDEX, weightFiles, weightsSha256 } from './weight-files.js';
 import { isHubId, resolveRepoFiles, type ResolveRepoFilesOptions } from '../hub/index.js';
@@ -34,7 +37,10 @@ interface Architecture {
   build(dir: string, config: Record<string, unknown>, configFile: string, weightFiles: string[], opts: LoadModelOptions): { model: TextModel; tokenizer: TextTokenizer };
 }
 
-const ARCHITECTURES: readonly Architecture[] = [{ modelTypes: ['bert'], build: (dir, cfg, file, files, o) => loadBert(dir, cfg, file, files, o) }];
+const ARCHITECTURES: readonly Architecture[] = [
+  { modelTypes: ['bert'], build: (dir, cfg, file, files, o) => loadBert(dir, cfg, file, files, o) },
+  { modelTypes: LLAMA_MODEL_TYPES, build: (dir, cfg, file, files, o) => loadLlama(dir, cfg, file, files, o) },
+];
 
 /** The config.json `model_type`s loadModel can build. */
 export const MODEL_TYPES: readonly string[] = ARCHITECTURES.flatMap((a) => a.modelTypes);
@@ -100,7 +106,11 @@ export async function resolveModelDir(
 export async function loadModel(idOrPath: string, opts: LoadModelOptions = {}): Promise<LoadedModel> {
   const { dir, source, commit } = await resolveModelDir(idOrPath, opts);
   const configPath = join(dir, 'config.json');
-  if (!existsSync(configPath)) throw new InputError('model directory has no config.json', { file: dir });
+  if (!existsSync(configPath)) {
+    // llama2.c's own layout (a checkpoint .bin and tokenizer.bin, no config.json).
+    if (isLlama2cDir(dir)) return { ...(await loadLlamaModel(dir, { dropoutSeed: opts.dropoutSeed })), id: idOrPath, source, commit };
+    throw new InputError('model directory has no config.json (and is not a llama2.c folder: a checkpoint .bin with its tokenizer.bin)', { file: dir });
+  }
   const config = readConfigJson(configPath);
   const arch = architectureOf(config, configPath);
   const files = opts.weightFiles ?? weightFiles(dir);

@@ -4,7 +4,6 @@
  * applying presets) lives in scripts/notebooks/, not here.
  */
 export { notebookSettings, settingsTable, type NotebookSettings } from './settings.js';
-export { NOTEBOOK_PRESETS, PRESET_NAMES, PAPER_MODEL, presetTable, type Preset, type PresetName } from './presets.js';
 export { showTable, runningUnderTslab } from './display.js';
 export { showFigure, liveFigure, liveTrainingCurves, type FigureDisplayOptions, type LiveFigure, type LiveTrainingCurves } from './figures.js';
 export { showDatasetCards } from './data-cards.js';

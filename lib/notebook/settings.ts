@@ -6,7 +6,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { envConfig } from '../config.js';
 import { packageRoot } from '../util/package-root.js';
 import type { SimpleTable } from '../util/table.js';
-import { PAPER_MODEL } from './presets.js';
+import { PAPER_MODEL } from '../experiments/presets.js';
 
 export interface NotebookSettings {
   /** The runner's preset (ANGLE_PRESET), or undefined when none was applied (plain Jupyter). */

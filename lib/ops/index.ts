@@ -7,3 +7,7 @@ export { fusedLayerNorm, layerNormComposite } from './layer-norm.js';
 export { fusedGelu, geluComposite } from './gelu.js';
 export { fusedDropout } from './dropout.js';
 export { fusedAdamWUpdate, adamWComposite, type AdamWInputs, type AdamWOutputs } from './adamw-step.js';
+export { rmsNorm } from './rms-norm.js';
+export { silu, swiglu } from './swiglu.js';
+export { applyRotary, rotaryTables, rotaryInverseFrequencies, type RotaryTables } from './rotary.js';
+export { groupedQueryAttention, causalPaddingMask, type AttentionOptions } from './attention.js';

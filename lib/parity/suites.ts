@@ -1,22 +1,41 @@
 /**
- * The golden parity suites `npm run parity` runs, in order. Each reads its own files from the
- * golden directory; a suite whose file is absent from a set is reported as a failed check, so
- * a partial golden set cannot pass by omission.
+ * The golden parity suites `npm run parity` runs, and which kind of golden set each applies to.
+ *
+ * | set kind   | recognised by                              | suites                          |
+ * |------------|--------------------------------------------|---------------------------------|
+ * | `encoder`  | forward.json (PyTorch + HF transformers)   | forward, losses, eval, train    |
+ * | `decoder`  | golden.json with `prompts` (llama2.c)      | decoder                         |
+ * | `transfer` | golden.json, format senteval-transfer-golden/1 (SentEval) | transfer           |
+ *
+ * Each suite reads its own files from the set; within a set of its kind, a suite whose file is
+ * absent is reported as a failed check, so a partial golden set cannot pass by omission.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ParityCheck } from './check.js';
 import { sharedPoolingEncoders } from '../embed/encoder.js';
 import type { SentenceEncoder } from '../embed/types.js';
-import { checkEvalGolden } from './eval.js';
-import { checkLossesGolden } from './losses.js';
 import { loadModel } from '../models/auto.js';
-import { checkTrainGolden } from './train.js';
 import { InputError } from '../util/errors.js';
+import type { ParityCheck } from './check.js';
+import { checkDecoderGolden } from './decoder.js';
+import { checkEvalGolden } from './eval.js';
 import { checkForwardGolden } from './forward.js';
+import { checkLossesGolden } from './losses.js';
+import { checkTrainGolden } from './train.js';
+import { checkTransferGolden } from './transfer.js';
 
-export const GOLDEN_SUITE_NAMES = ['forward', 'losses', 'eval', 'train'] as const;
+export const GOLDEN_SET_KINDS = ['encoder', 'decoder', 'transfer'] as const;
+export type GoldenSetKind = (typeof GOLDEN_SET_KINDS)[number];
+
+export const GOLDEN_SUITE_NAMES = ['forward', 'losses', 'eval', 'train', 'decoder', 'transfer'] as const;
 export type GoldenSuiteName = (typeof GOLDEN_SUITE_NAMES)[number];
+
+/** The suites of each kind of set, in the order they run. */
+export const SUITES_OF_KIND: Record<GoldenSetKind, readonly GoldenSuiteName[]> = {
+  encoder: ['forward', 'losses', 'eval', 'train'],
+  decoder: ['decoder'],
+  transfer: ['transfer'],
+};
 
 export interface GoldenSuite {
   name: GoldenSuiteName;
@@ -29,21 +48,43 @@ export interface GoldenSuiteOptions {
   dataDir?: string;
   /** Progress lines of long suites. */
   log?: (line: string) => void;
-  only?: GoldenSuiteName[];
+  only?: readonly GoldenSuiteName[];
+}
+
+/** The kind of golden set `dir` is, or undefined when it is none. */
+export function goldenSetKind(dir: string): GoldenSetKind | undefined {
+  if (existsSync(join(dir, 'forward.json'))) return 'encoder';
+  const gj = join(dir, 'golden.json');
+  if (!existsSync(gj)) return undefined;
+  // The top-level keys tell the references apart.
+  let head: Record<string, unknown>;
+  try {
+    head = JSON.parse(readFileSync(gj, 'utf8')) as Record<string, unknown>;
+  } catch (e) {
+    throw new InputError(`not valid JSON: ${(e as Error).message}`, { file: gj });
+  }
+  if (Array.isArray(head.prompts)) return 'decoder';
+  if (typeof head.format === 'string' && head.format.startsWith('senteval-transfer-golden/')) return 'transfer';
+  return undefined;
 }
 
 function needsFile(goldenDir: string, file: string, name: string, run: () => Promise<ParityCheck[]>): () => Promise<ParityCheck[]> {
   return async () => (existsSync(join(goldenDir, file)) ? run() : [{ name, ok: false, detail: `${join(goldenDir, file)} is missing` }]);
 }
 
+/** The suites that apply to the set `o.goldenDir` (all of its kind, or those of them in `only`). */
 export function goldenSuites(o: GoldenSuiteOptions): GoldenSuite[] {
-  const all: GoldenSuite[] = [
-    { name: 'forward', run: needsFile(o.goldenDir, 'forward.safetensors', 'forward', () => checkForwardGolden(o.goldenDir)) },
-    { name: 'losses', run: needsFile(o.goldenDir, 'losses.json', 'losses', () => checkLossesGolden(o.goldenDir)) },
-    { name: 'eval', run: needsFile(o.goldenDir, 'eval.json', 'eval', () => checkEvalWithGoldenModel(o)) },
-    { name: 'train', run: needsFile(o.goldenDir, 'train.json', 'train', () => checkTrainWithData(o)) },
-  ];
-  return all.filter((s) => !o.only || o.only.includes(s.name));
+  const kind = goldenSetKind(o.goldenDir);
+  if (!kind) throw new InputError('not a golden set: no forward.json, and no golden.json of a known kind (decoder prompts, SentEval transfer)', { file: o.goldenDir });
+  const all: Record<GoldenSuiteName, GoldenSuite> = {
+    forward: { name: 'forward', run: needsFile(o.goldenDir, 'forward.safetensors', 'forward', () => checkForwardGolden(o.goldenDir)) },
+    losses: { name: 'losses', run: needsFile(o.goldenDir, 'losses.json', 'losses', () => checkLossesGolden(o.goldenDir)) },
+    eval: { name: 'eval', run: needsFile(o.goldenDir, 'eval.json', 'eval', () => checkEvalWithGoldenModel(o)) },
+    train: { name: 'train', run: needsFile(o.goldenDir, 'train.json', 'train', () => checkTrainWithData(o)) },
+    decoder: { name: 'decoder', run: () => checkDecoderGolden(o.goldenDir) },
+    transfer: { name: 'transfer', run: () => checkTransferWithData(o) },
+  };
+  return SUITES_OF_KIND[kind].filter((n) => !o.only || o.only.includes(n)).map((n) => all[n]);
 }
 
 /**
@@ -73,6 +114,12 @@ async function checkEvalWithGoldenModel(o: GoldenSuiteOptions): Promise<ParityCh
   } finally {
     m.model.dispose();
   }
+}
+
+/** The SentEval transfer tasks (golden.json) on the data root's senteval-transfer/ (see ./transfer.ts). */
+async function checkTransferWithData(o: GoldenSuiteOptions): Promise<ParityCheck[]> {
+  if (!o.dataDir) throw new InputError('the transfer suite reads the SentEval task files: pass --data <dir> or set ANGLE_DATA_DIR');
+  return checkTransferGolden(o.goldenDir, o.dataDir, { log: o.log });
 }
 
 /** train.json: every run replayed from the golden weights on the active backend (see ./train.ts). */

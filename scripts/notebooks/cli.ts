@@ -11,7 +11,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { isPresetName, presetByName, presetVariables, PRESET_NAMES, type PresetName } from '../../lib/notebook/presets.js';
+import { isPresetName, presetByName, presetVariables, PRESET_NAMES, type PresetName } from '../../lib/experiments/presets.js';
 import { InputError, UnknownNameError } from '../../lib/util/errors.js';
 import { packageRoot } from '../../lib/util/package-root.js';
 import { runNotebook, shown, type NotebookRun, type RunContext } from './runner.js';

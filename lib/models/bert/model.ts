@@ -14,6 +14,7 @@ import { backendCapabilities, tf } from '../../backend/index.js';
 import { InputError } from '../../util/errors.js';
 import type { BertConfig } from './config.js';
 import type { RawTensor } from './weights.js';
+import { ModelParameters } from '../parameters.js';
 import type { ForwardOptions, ModelOutput, TextModel, TokenBatch } from '../types.js';
 
 /** What the encoder returns (the pooler output when the checkpoint has a pooler). */
@@ -22,8 +23,6 @@ export type { ForwardOptions };
 
 /** Added to attention scores of padded keys; exp() of it underflows to exactly 0 in float32. */
 const MASK_NEGATIVE = -1e9;
-
-let instances = 0;
 
 /**
  * Whether matMul reads W transposed for free on the active backend (lib/backend/capabilities.ts):
@@ -35,10 +34,8 @@ function matMulTransposesFree(): boolean {
 
 export class BertModel implements TextModel {
   readonly architecture = 'bert';
-  readonly params: Map<string, tf.Variable>;
   readonly hasPooler: boolean;
-  /** Parameters that training leaves alone (see setTrainable). */
-  private readonly frozen = new Set<string>();
+  private readonly parameters = new ModelParameters('bert');
   /**
    * Dropout masks drawn so far. Each mask's seed derives from `dropoutSeed` and this count, so a
    * training checkpoint saves it and a resumed run draws the same masks as an uninterrupted one.
@@ -51,15 +48,7 @@ export class BertModel implements TextModel {
     /** Seed of the dropout masks (training only). */
     public dropoutSeed = 0,
   ) {
-    this.params = new Map();
-    // tfjs variable names are global: prefix each model's with its own instance number.
-    const scope = `bert${instances++}`;
-    for (const [name, t] of weights) {
-      // Inside tidy, so the tensor the variable starts from is released: otherwise it keeps the
-      // loaded weights alive after the first update and after dispose() (a second copy of the
-      // model in memory, found on the cuda backend by test/cuda-emulated-model.test.ts).
-      this.params.set(name, tf.tidy(() => tf.variable(tf.tensor(t.data as Float32Array, t.shape, 'float32'), true, `${scope}/${name}`)));
-    }
+    for (const [name, t] of weights) this.parameters.create(name, t.data as Float32Array, t.shape);
     this.hasPooler = this.params.has('pooler.dense.weight');
   }
 
@@ -75,17 +64,16 @@ export class BertModel implements TextModel {
     return this.config.maxPositions;
   }
 
+  get params(): ReadonlyMap<string, tf.Variable> {
+    return this.parameters.all;
+  }
+
   trainableParameters(): Map<string, tf.Variable> {
-    return new Map([...this.params].filter(([name]) => !this.frozen.has(name)));
+    return this.parameters.trainable();
   }
 
   setTrainable(select: (name: string) => boolean): void {
-    this.frozen.clear();
-    for (const [name, v] of this.params) {
-      const trainable = select(name);
-      if (!trainable) this.frozen.add(name);
-      v.trainable = trainable;
-    }
+    this.parameters.setTrainable(select);
   }
 
   setDropout(p: number): void {
@@ -190,13 +178,10 @@ export class BertModel implements TextModel {
 
   /** Number of parameters. */
   numParameters(): number {
-    let n = 0;
-    for (const v of this.params.values()) n += v.size;
-    return n;
+    return this.parameters.count();
   }
 
   dispose(): void {
-    for (const v of this.params.values()) v.dispose();
-    this.params.clear();
+    this.parameters.dispose();
   }
 }

@@ -1,10 +1,15 @@
 /**
- * Notebook presets: named sets of environment defaults the notebook runner applies before it
- * starts a notebook (explicit environment variables always win; the runner records the preset in
- * ANGLE_PRESET). Notebooks read the effect through notebookSettings() and can show the table with
- * `showTable(presetTable())`; docs/jupyter.md repeats it.
+ * Presets: where the model and data come from, and how big a run is. `smoke` is minutes on a CPU
+ * without the Hub (the tiny random golden BERT, the data copies of a shared folder, a few hundred
+ * training pairs, a few dozen steps); `paper` is the papers' setting (bert-base-uncased and the data
+ * from the Hugging Face Hub, the recipes' full size, on a GPU host).
+ *
+ * The notebook runner and `npm run train` apply a preset's variables before they start (explicit
+ * environment variables and flags always win; the runner records the preset in ANGLE_PRESET);
+ * notebooks read the effect through notebookSettings(), and a recipe is shrunk to the preset's
+ * scale by `scaleRecipe` (./recipes.ts). docs/jupyter.md repeats the table.
  */
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { InputError, UnknownNameError } from '../util/errors.js';
 import type { SimpleTable } from '../util/table.js';
@@ -15,6 +20,18 @@ export const PAPER_MODEL = 'google-bert/bert-base-uncased';
 export const PRESET_NAMES = ['smoke', 'paper'] as const;
 export type PresetName = (typeof PRESET_NAMES)[number];
 
+/** How big a run is: limits that shrink a recipe (undefined: the recipe's own size). */
+export interface RunScale {
+  /** Training examples used (the first N of the training set, in file order). */
+  trainExamples?: number;
+  /** Optimiser steps at most. */
+  maxSteps?: number;
+  /** Dev evaluation every N steps (with maxSteps, so the best-model path runs). */
+  evalEvery?: number;
+  /** Seeds per configuration where a table reports mean ± std. */
+  seeds?: number;
+}
+
 export interface Preset {
   name: PresetName;
   /** What the preset is for, in a sentence. */
@@ -23,24 +40,28 @@ export interface Preset {
   needsShared: boolean;
   /** The variables it sets, with their values described (paths to be filled in are written <like this>). */
   sets: Record<string, string>;
+  scale: RunScale;
 }
 
-export const NOTEBOOK_PRESETS: readonly Preset[] = [
+export const PRESETS: readonly Preset[] = [
   {
     name: 'smoke',
     purpose: 'minutes on a CPU without the Hub: the tiny random-initialised golden BERT and local data copies',
     needsShared: true,
     sets: {
+      ANGLE_SHARED_DIR: '<shared>',
       ANGLE_DATA_DIR: '<shared>/data',
       ANGLE_GOLDEN_DIR: '<first directory under <shared>/golden with a model/ subdirectory>',
       ANGLE_MODEL: '<ANGLE_GOLDEN_DIR>/model',
     },
+    scale: { trainExamples: 256, maxSteps: 24, evalEvery: 12, seeds: 1 },
   },
   {
     name: 'paper',
     purpose: "the papers' setting: bert-base-uncased, model and data from the Hugging Face Hub (a GPU host)",
     needsShared: false,
     sets: { ANGLE_MODEL: PAPER_MODEL },
+    scale: { seeds: 3 },
   },
 ];
 
@@ -49,12 +70,16 @@ export function isPresetName(name: string): name is PresetName {
 }
 
 export function presetByName(name: string): Preset {
-  const p = NOTEBOOK_PRESETS.find((q) => q.name === name);
+  const p = PRESETS.find((q) => q.name === name);
   if (!p) throw new UnknownNameError('preset', name, PRESET_NAMES);
   return p;
 }
 
-/** The first directory (by name) under `goldenRoot` that holds a model/ subdirectory. */
+/**
+ * The first encoder golden set (by name) under `goldenRoot`: a directory with forward.json and a
+ * model/ subdirectory (the tiny random BERT the smoke preset runs; decoder and transfer sets have
+ * other files).
+ */
 export function findGoldenDir(goldenRoot: string): string {
   let names: string[];
   try {
@@ -64,9 +89,9 @@ export function findGoldenDir(goldenRoot: string): string {
   }
   for (const name of names) {
     const dir = join(goldenRoot, name);
-    if (isDirectory(join(dir, 'model'))) return dir;
+    if (isDirectory(join(dir, 'model')) && existsSync(join(dir, 'forward.json'))) return dir;
   }
-  throw new InputError('no directory here has a model/ subdirectory', { file: goldenRoot });
+  throw new InputError('no directory here is an encoder golden set (forward.json and model/)', { file: goldenRoot });
 }
 
 function isDirectory(p: string): boolean {
@@ -88,7 +113,7 @@ export function presetVariables(name: PresetName, shared?: string): Record<strin
       const root = resolve(shared);
       if (!isDirectory(root)) throw new InputError('expected the shared directory (data/ and golden/)', { file: root });
       const golden = findGoldenDir(join(root, 'golden'));
-      return { ANGLE_DATA_DIR: join(root, 'data'), ANGLE_GOLDEN_DIR: golden, ANGLE_MODEL: join(golden, 'model') };
+      return { ANGLE_SHARED_DIR: root, ANGLE_DATA_DIR: join(root, 'data'), ANGLE_GOLDEN_DIR: golden, ANGLE_MODEL: join(golden, 'model') };
     }
     case 'paper':
       return { ANGLE_MODEL: PAPER_MODEL };
@@ -98,13 +123,14 @@ export function presetVariables(name: PresetName, shared?: string): Record<strin
 /** The preset table, for a notebook (showTable) or docs. */
 export function presetTable(): SimpleTable {
   return {
-    columns: ['preset', 'for', 'sets'],
-    rows: NOTEBOOK_PRESETS.map((p) => [
+    columns: ['preset', 'for', 'sets', 'run size'],
+    rows: PRESETS.map((p) => [
       p.name,
       p.purpose,
       Object.entries(p.sets)
         .map(([k, v]) => `${k}=${v}`)
         .join(', '),
+      Object.keys(p.scale).length ? Object.entries(p.scale).map(([k, v]) => `${k} ${v}`).join(', ') : "the recipe's",
     ]),
   };
 }

@@ -1,0 +1,79 @@
+/**
+ * Loading a LLaMA decoder and its tokenizer from a local directory, in either layout:
+ *
+ * - Hugging Face: `config.json` (model_type llama) + `model.safetensors`, or shards
+ *   `model-0000x-of-0000y.safetensors` listed in `model.safetensors.index.json` (F32, F16 or BF16,
+ *   read as float32 by ../safetensors.ts), and `tokenizer.json` (+ `tokenizer_config.json`)
+ *   through ../tokenizers/hf.ts;
+ * - llama2.c: a folder with one checkpoint `.bin` and its `tokenizer.bin` (./llama2c-checkpoint.ts,
+ *   ../tokenizers/llama2c.ts); no config.json.
+ *
+ * `loadLlama` is the HF branch in the shape lib/models/auto.ts calls architectures with;
+ * `loadLlamaModel` takes either layout and returns a LoadedModel with the weights' identity.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { InputError } from '../../util/errors.js';
+import { HfTokenizer } from '../tokenizers/hf.js';
+import { Llama2cTokenizer } from '../tokenizers/llama2c.js';
+import type { LoadedModel, TextTokenizer } from '../types.js';
+import { readTensors, weightFiles as findWeightFiles, weightsSha256 } from '../weight-files.js';
+import { parseLlamaConfig } from './config.js';
+import { findLlama2cFiles, readLlama2cCheckpoint } from './llama2c-checkpoint.js';
+import { LlamaModel } from './model.js';
+import { mapLlamaWeights } from './weights.js';
+
+export interface LlamaLoadOptions {
+  /** Seed of the dropout masks in training mode. */
+  dropoutSeed?: number;
+}
+
+/** A LLaMA from an HF directory whose config.json was read by the caller (lib/models/auto.ts). */
+export function loadLlama(
+  dir: string,
+  rawConfig: Record<string, unknown>,
+  configFile: string,
+  weightFiles: string[],
+  opts: LlamaLoadOptions = {},
+): { model: LlamaModel; tokenizer: TextTokenizer } {
+  const config = parseLlamaConfig(rawConfig, configFile);
+  const tokenizer = HfTokenizer.fromDir(dir);
+  const weights = mapLlamaWeights(config, readTensors(weightFiles), weightFiles.join(', '));
+  return { model: new LlamaModel(config, weights, opts.dropoutSeed ?? 0), tokenizer };
+}
+
+/** A llama2.c checkpoint and its tokenizer.bin (BOS prepended by default, as run.c). */
+export function loadLlama2c(checkpoint: string, tokenizerFile: string, opts: LlamaLoadOptions = {}): { model: LlamaModel; tokenizer: Llama2cTokenizer } {
+  const ckpt = readLlama2cCheckpoint(checkpoint);
+  const tokenizer = Llama2cTokenizer.fromFile(tokenizerFile, ckpt.config.vocabSize);
+  return { model: new LlamaModel(ckpt.config, ckpt.weights, opts.dropoutSeed ?? 0), tokenizer };
+}
+
+/** Whether `dir` holds a llama2.c model (see findLlama2cFiles), for loadModel's dispatch. */
+export function isLlama2cDir(dir: string): boolean {
+  return findLlama2cFiles(dir) !== undefined;
+}
+
+/** A LLaMA decoder from a local HF or llama2.c directory. */
+export async function loadLlamaModel(dir: string, opts: LlamaLoadOptions = {}): Promise<LoadedModel<LlamaModel>> {
+  const abs = resolve(dir);
+  if (!existsSync(abs)) throw new InputError('model directory does not exist', { file: abs });
+  const configPath = join(abs, 'config.json');
+  if (existsSync(configPath)) {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(readFileSync(configPath, 'utf8'));
+    } catch (e) {
+      throw new InputError(`model config is not readable JSON: ${(e as Error).message}`, { file: configPath });
+    }
+    const files = findWeightFiles(abs);
+    const { model, tokenizer } = loadLlama(abs, raw as Record<string, unknown>, configPath, files, opts);
+    return { id: dir, dir: abs, source: 'local', model, tokenizer, weightsSha256: await weightsSha256(files), weightFiles: files };
+  }
+  const l2c = findLlama2cFiles(abs);
+  if (!l2c) {
+    throw new InputError('neither a Hugging Face model directory (config.json + safetensors) nor a llama2.c folder (a checkpoint .bin + tokenizer.bin)', { file: abs });
+  }
+  const { model, tokenizer } = loadLlama2c(l2c.checkpoint, l2c.tokenizer, opts);
+  return { id: dir, dir: abs, source: 'local', model, tokenizer, weightsSha256: await weightsSha256([l2c.checkpoint]), weightFiles: [l2c.checkpoint] };
+}
