@@ -11,98 +11,92 @@
  *
  * download: makes the data sets available (the data root's splits as they are, the rest fetched
  * from the Hub into its cache and prepared), printing where each split came from. Exits 1 when one
- * cannot be had. The data root is --data-dir, else ANGLE_DATA_DIR.
+ * cannot be had.
+ *
+ * The data root is --data-dir, else ANGLE_DATA_DIR, else the shared folder's data/ (ANGLE_SHARED_DIR,
+ * else ../shared beside the repository); the first line says which.
  */
-import { parseArgs } from 'node:util';
-import { tableToText } from '../lib/util/table.js';
-import { checkDatasets, checkTable, type CheckRow } from '../lib/data/check.js';
+import { locateDataDir } from '../lib/config.js';
+import { checkDatasets, checkTable } from '../lib/data/check.js';
 import { datasetCardsTable } from '../lib/data/cards.js';
 import { ensureDataset } from '../lib/data/ensure.js';
 import { DATASET_IDS, datasetEntry, type DatasetId } from '../lib/data/registry.js';
+import { UnknownNameError } from '../lib/util/errors.js';
+import { tableToText } from '../lib/util/table.js';
+import { EXIT, helpText, parseOptions, runCommand, UsageError, type OptionSpecs } from './cli/command.js';
+
+const COMMANDS = ['check', 'download', 'cards'] as const;
+
+const OPTIONS = {
+  'data-dir': { type: 'string', value: '<dir>', help: 'the local data root', default: 'ANGLE_DATA_DIR, else <shared>/data' },
+  ids: { type: 'string', value: 'A,B', help: 'check: only these data sets', default: 'all' },
+  split: { type: 'string', multiple: true, value: '<name>', help: 'download: only this split (repeatable)', default: 'every split' },
+  'allow-size-mismatch': { type: 'boolean', help: 'check: accept a split whose row count differs from the known size' },
+  'ignore-local': { type: 'boolean', help: 'download: fetch into the cache even when the data root has the split' },
+  json: { type: 'boolean', help: 'check: print the rows as JSON' },
+  help: { type: 'boolean', short: 'h', help: 'this text' },
+} satisfies OptionSpecs;
 
 const USAGE = [
   'usage: npm run data -- check [--data-dir <dir>] [--ids A,B] [--allow-size-mismatch] [--json]',
   '       npm run data -- download <id...|all> [--data-dir <dir>] [--split <name>] [--ignore-local]',
   '       npm run data -- cards [id...]',
-  `data sets: ${DATASET_IDS.join(', ')}`,
 ].join('\n');
-
-const { values, positionals } = parseArgs({
-  allowPositionals: true,
-  options: {
-    'data-dir': { type: 'string' },
-    ids: { type: 'string' },
-    split: { type: 'string', multiple: true },
-    'allow-size-mismatch': { type: 'boolean' },
-    'ignore-local': { type: 'boolean' },
-    json: { type: 'boolean' },
-    help: { type: 'boolean', short: 'h' },
-  },
-});
-
-function fail(msg: string, code = 2): never {
-  console.error(`data: ${msg}`);
-  process.exit(code);
-}
+const FOOTER = `data sets: ${DATASET_IDS.join(', ')}\nExit codes: 0 done, 1 a present split is malformed (check) or a download failed, 2 usage or input error.`;
 
 /** Validated data set ids ("all" = every one). */
 function idsFrom(list: readonly string[]): DatasetId[] {
   if (list.length === 1 && list[0] === 'all') return [...DATASET_IDS];
-  for (const id of list) {
-    try {
-      datasetEntry(id);
-    } catch (e) {
-      fail((e as Error).message);
-    }
-  }
+  for (const id of list) datasetEntry(id);
   return list as DatasetId[];
 }
 
-const [command, ...rest] = positionals;
-if (values.help || !command) {
-  console.log(USAGE);
-  process.exit(values.help ? 0 : 2);
-}
-const dataDir = values['data-dir'];
-
-if (command === 'check') {
-  if (rest.length > 0) fail(`check takes no positional arguments (got ${rest.join(' ')}); use --ids`);
-  const ids = values.ids ? idsFrom(values.ids.split(',').map((s) => s.trim())) : undefined;
-  let rows: CheckRow[];
-  try {
-    rows = checkDatasets({ dataDir, ids, allowSizeMismatch: values['allow-size-mismatch'] });
-  } catch (e) {
-    fail((e as Error).message);
+async function main(): Promise<number> {
+  const { values, positionals } = parseOptions(OPTIONS, process.argv.slice(2), true);
+  const [command, ...rest] = positionals;
+  if (values.help) {
+    console.log(helpText(USAGE, OPTIONS, FOOTER));
+    return EXIT.ok;
   }
-  if (values.json) {
-    console.log(JSON.stringify(rows, null, 2));
-  } else {
-    console.log(tableToText(checkTable(rows)));
-    const notes = rows.filter((r) => r.note);
-    if (notes.length > 0) {
-      console.log('');
-      for (const r of notes) console.log(`${r.id} ${r.split} (${r.status}): ${r.note}`);
+  if (!command) throw new UsageError(`a command is needed: ${COMMANDS.join(', ')} (see --help)`);
+  if (!(COMMANDS as readonly string[]).includes(command)) throw new UnknownNameError('command', command, COMMANDS);
+
+  if (command === 'cards') {
+    console.log(tableToText(datasetCardsTable(rest.length > 0 ? idsFrom(rest) : DATASET_IDS)));
+    return EXIT.ok;
+  }
+  const located = locateDataDir(values['data-dir'], process.env, '--data-dir');
+  console.error(`data root: ${located ? `${located.path} (from ${located.from})` : 'none (--data-dir, ANGLE_DATA_DIR, or a shared folder): only the Hugging Face cache is looked at'}`);
+  const dataDir = located?.path;
+
+  if (command === 'check') {
+    if (rest.length > 0) throw new UsageError(`check takes no positional arguments (got ${rest.join(' ')}); use --ids`);
+    const ids = values.ids ? idsFrom(values.ids.split(',').map((s) => s.trim())) : undefined;
+    const rows = checkDatasets({ dataDir, ids, allowSizeMismatch: values['allow-size-mismatch'] });
+    if (values.json) {
+      console.log(JSON.stringify(rows, null, 2));
+    } else {
+      console.log(tableToText(checkTable(rows)));
+      const notes = rows.filter((r) => r.note);
+      if (notes.length > 0) {
+        console.log('');
+        for (const r of notes) console.log(`${r.id} ${r.split} (${r.status}): ${r.note}`);
+      }
+      const count = (s: string) => rows.filter((r) => r.status === s).length;
+      console.log(
+        `\ndata: ${rows.length} splits: ${count('local')} local, ${count('cache')} cache, ${count('sample')} sample, ` +
+          `${count('missing')} missing, ${count('invalid')} invalid`,
+      );
     }
-    const count = (s: string) => rows.filter((r) => r.status === s).length;
-    console.log(
-      `\ndata: ${rows.length} splits: ${count('local')} local, ${count('cache')} cache, ${count('sample')} sample, ` +
-        `${count('missing')} missing, ${count('invalid')} invalid`,
-    );
+    return rows.some((r) => r.status === 'invalid') ? EXIT.failed : EXIT.ok;
   }
-  process.exit(rows.some((r) => r.status === 'invalid') ? 1 : 0);
-}
 
-if (command === 'download') {
-  if (rest.length === 0) fail(`download needs data set ids (or all)\n${USAGE}`);
+  // download
+  if (rest.length === 0) throw new UsageError('download needs data set ids (or all)');
   let failed = 0;
   for (const id of idsFrom(rest)) {
     try {
-      const r = await ensureDataset(id, {
-        dataDir,
-        splits: values.split,
-        ignoreLocal: values['ignore-local'],
-        onProgress: (m) => console.error(`  ${m}`),
-      });
+      const r = await ensureDataset(id, { dataDir, splits: values.split, ignoreLocal: values['ignore-local'], onProgress: (m) => console.error(`  ${m}`) });
       const where = Object.entries(r.splits).map(([s, w]) => `${s}: ${w}`).join(', ');
       console.log(`${id}: ${where}${r.preparedDir ? ` -> ${r.preparedDir}` : ''}${r.localDir ? ` (local ${r.localDir})` : ''}`);
     } catch (e) {
@@ -110,12 +104,7 @@ if (command === 'download') {
       console.log(`${id}: FAILED ${(e as Error).message}`);
     }
   }
-  process.exit(failed > 0 ? 1 : 0);
+  return failed > 0 ? EXIT.failed : EXIT.ok;
 }
 
-if (command === 'cards') {
-  console.log(tableToText(datasetCardsTable(rest.length > 0 ? idsFrom(rest) : DATASET_IDS)));
-  process.exit(0);
-}
-
-fail(`unknown command '${command}'\n${USAGE}`);
+await runCommand('data', main);

@@ -1,163 +1,318 @@
 /**
- * Headless training: one model, one training set, the AnglE (or SimCSE/SimACE/ArcCon) objective,
- * dev evaluation, test evaluation on the best dev checkpoint, a results file.
+ * npm run train -- --task <task> [--preset smoke|paper] [--model <dir|hub id>] [recipe overrides...]
  *
- *   npm run train -- --task stsb [--model <dir|hub id>] [--objective angle] [--weights cosine=1,ibn=1,angle=1]
- *                    [--taus cosine=20,ibn=20,angle=1] [--pooling cls] [--max-length 32] [--batch-size 32]
- *                    [--epochs 1 | --max-steps N] [--lr 5e-5] [--warmup 0.1] [--schedule linear] [--seed 42]
- *                    [--eval-every N] [--checkpoint-every N] [--run-dir runs/<id>] [--resume]
- *                    [--experiment train-<task>] [--backend cpu] [--data <dir>] [--dropout p] [--limit N]
+ * Trains one model on one task with the task's recipe (lib/experiments/recipes.ts: every value
+ * from the paper, the authors' code, or a documented choice of ours), evaluates dev as the recipe
+ * says, keeps the best dev checkpoint, evaluates test on it, and writes
+ * results/<experiment>/<run-id>.json (with a predictions sidecar). `--help` lists every option with
+ * its default and where the default comes from.
  *
- * Tasks: stsb, sick (graded scores; dev/test Spearman), mrpc, qnli, qqp, gis (binary labels; QNLI
- * and QQP report their validation split as test, as AnglE does), nli (triplets, evaluated on STS-B).
- * The model defaults to ANGLE_MODEL.
+ * Presets (lib/experiments/presets.ts), as for the notebooks: without --model and ANGLE_MODEL the
+ * `smoke` preset applies (the tiny golden BERT and the data of the shared folder, a few dozen
+ * steps: about a minute on a CPU); `--preset paper` is the papers' size (bert-base-uncased).
+ *
+ * Before any expensive work it checks that the results and run folders are writable, the model and
+ * data are found and the backend starts. Ctrl-C (or SIGTERM) stops after the current step, writes a
+ * checkpoint and exits 130; `--resume --run-dir <dir>` continues exactly.
  */
-import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { initBackend } from '../lib/backend/index.js';
-import { envConfig } from '../lib/config.js';
-import { task } from '../lib/experiments/tasks.js';
+import { envConfig, locateDataDir, locateSharedDir, type Located } from '../lib/config.js';
+import { isPresetName, presetByName, presetVariables, PRESET_NAMES, type Preset } from '../lib/experiments/presets.js';
+import { defaultRecipe, recipe as recipeByName, RECIPE_NAMES, scaleRecipe, type Recipe } from '../lib/experiments/recipes.js';
+import { task, TASK_NAMES, type TaskData, type TaskName } from '../lib/experiments/tasks.js';
+import { DUPLICATE_HANDLINGS, type DuplicateHandling, type IbnPositives } from '../lib/losses/in-batch-negatives.js';
 import { loadModel } from '../lib/models/auto.js';
 import { collectProvenance } from '../lib/report/provenance.js';
-import { newRunId } from '../lib/report/run-record.js';
-import { portableModelIdentity, writeTrainingRecord } from '../lib/report/training-record.js';
+import { newRunId, runRecordPath } from '../lib/report/run-record.js';
+import { portableModelIdentity, portablePath, writeTrainingRecord } from '../lib/report/training-record.js';
 import type { TrainingExamples } from '../lib/train/examples.js';
-import type { ObjectiveConfig } from '../lib/train/objective.js';
-import { Trainer } from '../lib/train/trainer.js';
+import { OBJECTIVE_NAMES, type ObjectiveConfig } from '../lib/train/objective.js';
+import { SCHEDULE_NAMES } from '../lib/train/schedule.js';
+import { Trainer, type TrainerConfig } from '../lib/train/trainer.js';
+import { InputError, UnknownNameError } from '../lib/util/errors.js';
+import { checkWritableDir, EXIT, helpText, parseOptions, reportError, runCommand, UsageError, type OptionSpecs } from './cli/command.js';
 
-const { values } = parseArgs({
-  options: {
-    task: { type: 'string' },
-    model: { type: 'string' },
-    objective: { type: 'string', default: 'angle' },
-    weights: { type: 'string' },
-    taus: { type: 'string' },
-    pooling: { type: 'string', default: 'cls' },
-    'max-length': { type: 'string', default: '32' },
-    'batch-size': { type: 'string', default: '32' },
-    epochs: { type: 'string', default: '1' },
-    'max-steps': { type: 'string' },
-    lr: { type: 'string', default: '5e-5' },
-    warmup: { type: 'string', default: '0.1' },
-    schedule: { type: 'string', default: 'linear' },
-    seed: { type: 'string', default: '42' },
-    'eval-every': { type: 'string' },
-    'checkpoint-every': { type: 'string' },
-    'run-dir': { type: 'string' },
-    resume: { type: 'boolean', default: false },
-    experiment: { type: 'string' },
-    backend: { type: 'string' },
-    data: { type: 'string' },
-    dropout: { type: 'string' },
-    limit: { type: 'string' },
-    help: { type: 'boolean', default: false },
-  },
-});
-
-function usage(code: number): never {
-  console.log('usage: npm run train -- --task stsb|sick|mrpc|qnli|qqp|gis|nli [--model dir|id] [options]; see scripts/train.ts');
-  process.exit(code);
+/** The recipe --help describes: the --task given, else STS-B's. */
+function helpRecipe(argv: string[]): Recipe {
+  const i = argv.indexOf('--task');
+  const t = i >= 0 ? argv[i + 1] : undefined;
+  return defaultRecipe((TASK_NAMES as readonly string[]).includes(t ?? '') ? (t as TaskName) : 'stsb');
 }
-if (values.help) usage(0);
-if (!values.task) usage(2);
 
-function num(name: string, v: string | undefined): number | undefined {
+function options(r: Recipe) {
+  const c = r.config;
+  const loss = c.objective.name === 'angle' ? (c.objective.loss ?? {}) : {};
+  const src = (k: string) => (r.sources[k] ? ` (${r.sources[k]})` : '');
+  const from = (v: unknown, k: string) => `${typeof v === 'object' ? JSON.stringify(v) : String(v)}${src(k)}`;
+  return {
+    task: { type: 'string', value: '<name>', help: `what to train on: ${TASK_NAMES.join(', ')} (lib/experiments/tasks.ts)` },
+    recipe: { type: 'string', value: '<name>', help: `a recipe other than the task's own: ${RECIPE_NAMES.join(', ')}`, default: `the task's (${r.name} for ${r.task})` },
+    preset: { type: 'string', value: '<name>', help: `${PRESET_NAMES.join(' | ')}: where model and data come from and the run size`, default: 'smoke when neither --model nor ANGLE_MODEL is given, else none' },
+    shared: { type: 'string', value: '<dir>', help: 'the shared folder the smoke preset reads', default: 'ANGLE_SHARED_DIR, else ../shared beside the repository' },
+    model: { type: 'string', value: '<dir|id>', help: 'a local model directory or a Hugging Face Hub id', default: "ANGLE_MODEL, else the preset's" },
+    data: { type: 'string', value: '<dir>', help: 'the local data root', default: 'ANGLE_DATA_DIR, else <shared>/data, else the Hub cache' },
+    backend: { type: 'string', value: '<name>', help: 'cpu, wasm, cuda, tensorflow', default: "ANGLE_BACKEND, else the preset's (smoke: wasm), else cpu" },
+    objective: { type: 'string', value: '<name>', help: OBJECTIVE_NAMES.join(', '), default: from(c.objective.name, 'objective') },
+    weights: { type: 'string', value: 'cosine=1,ibn=1,angle=1', help: 'AnglE objective weights', default: from(loss.weights ?? 'the paper preset', 'objective.weights') },
+    taus: { type: 'string', value: 'cosine=20,ibn=20,angle=1', help: 'AnglE objective scales (20 = temperature 0.05)', default: from(loss.taus ?? 'the paper preset', 'objective.taus') },
+    'ibn-positives': { type: 'string', value: '<rule>', help: "which pairs in-batch negatives treat as positives: binary (labels 0/1), angle-int (AnglE code's int cast), threshold=<t> (label >= t)", default: from(loss.ibnPositives ?? 'binary', 'objective.ibnPositives') },
+    duplicates: { type: 'string', value: '<mode>', help: `identical sentences in a batch (ISP): ${DUPLICATE_HANDLINGS.join(', ')}`, default: from(loss.duplicates ?? 'ignore', 'objective.duplicates') },
+    pooling: { type: 'string', value: '<name>', help: 'cls, cls_avg, avg, max, first_last_avg, last', default: from(c.pooling ?? 'cls', 'pooling') },
+    'max-length': { type: 'string', value: '<n>', help: 'tokens per text, special tokens included', default: from(c.maxLength, 'maxLength') },
+    'batch-size': { type: 'string', value: '<n>', help: 'examples (pairs, triplets) per micro-batch', default: from(c.batchSize, 'batchSize') },
+    'grad-accumulation': { type: 'string', value: '<n>', help: 'micro-batches per optimiser step', default: '1' },
+    epochs: { type: 'string', value: '<n>', help: 'passes over the training data', default: from(c.epochs, 'epochs') },
+    'max-steps': { type: 'string', value: '<n>', help: "optimiser steps at most (overrides epochs); the smoke preset's is 24", default: 'the epochs' },
+    lr: { type: 'string', value: '<x>', help: 'peak learning rate', default: from(c.lr, 'lr') },
+    schedule: { type: 'string', value: '<name>', help: SCHEDULE_NAMES.join(', '), default: from(c.schedule ?? 'linear', 'schedule') },
+    'warmup-steps': { type: 'string', value: '<n>', help: 'linear warmup steps', default: from(c.warmupSteps ?? 0, 'warmupSteps') },
+    warmup: { type: 'string', value: '<fraction>', help: 'warmup as a fraction of the run (instead of --warmup-steps)' },
+    'weight-decay': { type: 'string', value: '<x>', help: 'AdamW decoupled weight decay (not on biases and LayerNorm)', default: from(c.weightDecay ?? 0.01, 'weightDecay') },
+    'max-grad-norm': { type: 'string', value: '<x>', help: 'clip gradients to this global norm', default: 'off' },
+    dropout: { type: 'string', value: '<p>', help: "hidden and attention dropout", default: "the model config's" },
+    seed: { type: 'string', value: '<n>', help: 'data order and dropout masks', default: from(c.seed ?? 42, 'seed') },
+    'eval-every': { type: 'string', value: '<n|epoch>', help: 'dev evaluation every n steps or every epoch', default: from(c.evalEvery ?? 'end of the run', 'evalEvery') },
+    'checkpoint-every': { type: 'string', value: '<n>', help: 'write a resumable checkpoint every n steps', default: '50' },
+    limit: { type: 'string', value: '<n>', help: 'use only the first n training examples', default: "all (the smoke preset's is 256)" },
+    'run-dir': { type: 'string', value: '<dir>', help: 'checkpoints and the best model', default: '<results>/<experiment>/runs/<run id>' },
+    resume: { type: 'boolean', help: 'continue the run in --run-dir from its newest checkpoint (an error when there is none)' },
+    'resume-if-possible': { type: 'boolean', help: 'continue when --run-dir has a checkpoint, else start fresh' },
+    experiment: { type: 'string', value: '<name>', help: 'the results subfolder', default: 'train-<task>' },
+    results: { type: 'string', value: '<dir>', help: 'where results files go', default: 'ANGLE_RESULTS_DIR, else results/' },
+    help: { type: 'boolean', short: 'h', help: 'this text' },
+  } satisfies OptionSpecs;
+}
+
+const USAGE = 'usage: npm run train -- --task <task> [--preset smoke|paper] [--model <dir|id>] [options]';
+const FOOTER = `Defaults in brackets come from the task's recipe (shown for --task given, else stsb); flags override them.
+Exit codes: 0 done, 2 usage or input error, 3 backend or resource unavailable, 130 interrupted (a checkpoint was written).`;
+
+type Values = ReturnType<typeof parseOptions<ReturnType<typeof options>>>['values'];
+
+function number(name: string, v: string | undefined, integer = false): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
-  if (!Number.isFinite(n)) {
-    console.error(`train: --${name} must be a number, got '${v}'`);
-    process.exit(2);
-  }
+  if (v.trim() === '' || !Number.isFinite(n) || (integer && !Number.isInteger(n))) throw new UsageError(`--${name} expects ${integer ? 'an integer' : 'a number'}, got '${v}'`);
   return n;
 }
 
-function keyValues(name: string, v: string | undefined): Record<string, number> | undefined {
-  if (!v) return undefined;
+function keyValues(name: string, v: string | undefined, keys: readonly string[]): Record<string, number> | undefined {
+  if (v === undefined) return undefined;
   const out: Record<string, number> = {};
   for (const part of v.split(',')) {
-    const [k, x] = part.split('=');
+    const [k, x] = part.split('=').map((s) => s.trim());
+    if (!keys.includes(k)) throw new UnknownNameError(`--${name} key`, k ?? '', keys);
     const n = Number(x);
-    if (!k || !Number.isFinite(n)) {
-      console.error(`train: --${name} expects name=value pairs like cosine=1,ibn=1,angle=1; got '${part}'`);
-      process.exit(2);
-    }
-    out[k.trim()] = n;
+    if (x === undefined || x === '' || !Number.isFinite(n)) throw new UsageError(`--${name} expects name=value pairs like ${keys.map((q) => `${q}=1`).join(',')}; got '${part}'`);
+    out[k] = n;
   }
   return out;
 }
 
-const dataDir = values.data ?? envConfig().dataDir;
+function ibnPositives(v: string | undefined): IbnPositives | undefined {
+  if (v === undefined) return undefined;
+  if (v === 'binary' || v === 'angle-int') return v;
+  const m = /^threshold=(.+)$/.exec(v);
+  if (m && Number.isFinite(Number(m[1]))) return { threshold: Number(m[1]) };
+  throw new UnknownNameError('--ibn-positives rule', v, ['binary', 'angle-int', 'threshold=<number>']);
+}
 
-try {
-  await initBackend(values.backend);
-  const modelId = values.model ?? envConfig().model;
-  if (!modelId) {
-    console.error('train: no model: pass --model <dir or hub id> or set ANGLE_MODEL');
-    process.exit(2);
+/** The preset that applies, and what it sets (model, data root, run size). */
+function choosePreset(v: Values): { preset?: Preset; model?: string; data?: Located; backend?: string } {
+  const name = v.preset ?? envConfig().preset ?? (v.model === undefined && envConfig().model === undefined ? 'smoke' : undefined);
+  if (name === undefined) return {};
+  if (!isPresetName(name)) throw new UnknownNameError('preset', name, PRESET_NAMES);
+  const preset = presetByName(name);
+  if (!preset.needsShared) return { preset, model: presetVariables(preset.name).ANGLE_MODEL };
+  const shared = locateSharedDir(v.shared);
+  if (!shared) {
+    throw new UsageError(
+      `the ${name} preset reads the tiny golden model and the data of a shared folder, and none was found (ANGLE_SHARED_DIR, or ../shared beside the repository): pass --shared <dir>, or --model <dir|hub id> (with --preset paper for the full recipe)`,
+    );
   }
-  const data = task(values.task!).load({ dataDir });
-  const limit = num('limit', values.limit);
-  if (limit !== undefined) data.train = { ...data.train, name: `${data.train.name} (first ${limit})`, items: data.train.items.slice(0, limit) } as TrainingExamples;
-  const m = await loadModel(modelId);
-  const weights = keyValues('weights', values.weights);
-  const taus = keyValues('taus', values.taus);
-  let objective: ObjectiveConfig;
-  switch (values.objective) {
-    case 'angle':
-      objective = { name: 'angle', loss: { preset: 'paper', ...(weights ? { weights } : {}), ...(taus ? { taus } : {}) } };
-      break;
-    case 'simcse':
-    case 'simace':
-    case 'arccon':
-      objective = { name: values.objective } as ObjectiveConfig;
-      break;
-    default:
-      console.error(`train: unknown objective '${values.objective}': expected angle, simcse, simace or arccon`);
-      process.exit(2);
+  const vars = presetVariables(preset.name, shared.path);
+  console.log(`shared: ${shared.path} (from ${shared.from})`);
+  return { preset, model: vars.ANGLE_MODEL, data: { path: vars.ANGLE_DATA_DIR, from: `the ${name} preset` }, backend: vars.ANGLE_BACKEND };
+}
+
+/** The recipe with the run's flags applied. */
+function applyFlags(r: Recipe, v: Values): TrainerConfig {
+  const c: TrainerConfig = { ...r.config };
+  const objectiveName = v.objective ?? c.objective.name;
+  if (!(OBJECTIVE_NAMES as readonly string[]).includes(objectiveName)) throw new UnknownNameError('objective', objectiveName, OBJECTIVE_NAMES);
+  const angleFlags = (['weights', 'taus', 'ibn-positives', 'duplicates'] as const).filter((k) => v[k] !== undefined);
+  if (objectiveName !== 'angle' && angleFlags.length > 0) throw new UsageError(`--${angleFlags[0]} applies to the angle objective only, not '${objectiveName}'`);
+  if (objectiveName === 'angle') {
+    const base = c.objective.name === 'angle' ? (c.objective.loss ?? {}) : {};
+    const duplicates = v.duplicates as DuplicateHandling | undefined;
+    if (duplicates !== undefined && !DUPLICATE_HANDLINGS.includes(duplicates)) throw new UnknownNameError('--duplicates mode', duplicates, DUPLICATE_HANDLINGS);
+    c.objective = {
+      name: 'angle',
+      loss: {
+        ...base,
+        ...(v.weights ? { weights: { ...base.weights, ...keyValues('weights', v.weights, ['cosine', 'ibn', 'angle']) } } : {}),
+        ...(v.taus ? { taus: { ...base.taus, ...keyValues('taus', v.taus, ['cosine', 'ibn', 'angle']) } } : {}),
+        ...(v['ibn-positives'] ? { ibnPositives: ibnPositives(v['ibn-positives']) } : {}),
+        ...(duplicates ? { duplicates } : {}),
+      },
+    };
+  } else {
+    c.objective = { name: objectiveName } as ObjectiveConfig;
   }
-  const experiment = values.experiment ?? `train-${values.task}`;
-  const runDir = values['run-dir'] ?? join(envConfig().resultsDir, experiment, 'runs', newRunId());
-  console.log(`train: ${data.train.name}, ${data.train.items.length} examples; model ${modelId}; run dir ${runDir}`);
+  const set = <K extends keyof TrainerConfig>(k: K, x: TrainerConfig[K] | undefined) => {
+    if (x !== undefined) c[k] = x;
+  };
+  set('pooling', v.pooling);
+  set('maxLength', number('max-length', v['max-length'], true));
+  set('batchSize', number('batch-size', v['batch-size'], true));
+  set('gradAccumulation', number('grad-accumulation', v['grad-accumulation'], true));
+  if (v.epochs !== undefined) {
+    c.epochs = number('epochs', v.epochs, true);
+    delete c.maxSteps;
+  }
+  set('maxSteps', number('max-steps', v['max-steps'], true));
+  set('lr', number('lr', v.lr));
+  if (v.schedule !== undefined) c.schedule = v.schedule as TrainerConfig['schedule'];
+  if (v.warmup !== undefined) {
+    c.warmupFraction = number('warmup', v.warmup);
+    delete c.warmupSteps;
+  }
+  set('warmupSteps', number('warmup-steps', v['warmup-steps'], true));
+  set('weightDecay', number('weight-decay', v['weight-decay']));
+  set('maxGradNorm', number('max-grad-norm', v['max-grad-norm']));
+  set('dropout', number('dropout', v.dropout));
+  set('seed', number('seed', v.seed, true));
+  if (v['eval-every'] !== undefined) c.evalEvery = v['eval-every'] === 'epoch' ? 'epoch' : number('eval-every', v['eval-every'], true);
+  c.checkpointEvery = number('checkpoint-every', v['checkpoint-every'], true) ?? 50;
+  return c;
+}
+
+function limitExamples(t: TrainingExamples, n: number | undefined): TrainingExamples {
+  if (n === undefined || n >= t.items.length) return t;
+  return { ...t, name: `${t.name} (first ${n})`, items: t.items.slice(0, n) } as TrainingExamples;
+}
+
+/** Everything a run needs, resolved and checked before any expensive work. */
+interface Plan {
+  v: Values;
+  taskName: TaskName;
+  preset?: Preset;
+  recipe: Recipe;
+  config: TrainerConfig;
+  modelId: string;
+  data?: Located;
+  resultsDir: string;
+  experiment: string;
+  runDir: string;
+  backend?: string;
+}
+
+function plan(v: Values): Plan {
+  if (!v.task) throw new UsageError(`--task is required: one of ${TASK_NAMES.join(', ')} (see --help)`);
+  if (v.resume && v['resume-if-possible']) throw new UsageError('give --resume or --resume-if-possible, not both');
+  if ((v.resume || v['resume-if-possible']) && !v['run-dir']) throw new UsageError('--resume needs --run-dir <dir> of the run to continue');
+  const t = task(v.task);
+  const p = choosePreset(v);
+  const base = v.recipe ? recipeByName(v.recipe) : defaultRecipe(t.name);
+  if (base.task !== t.name) throw new UsageError(`recipe '${base.name}' trains on ${base.task}, not ${t.name}`);
+  const recipe = p.preset ? scaleRecipe(base, p.preset.scale) : base;
+  const modelId = v.model ?? envConfig().model ?? p.model;
+  if (!modelId) throw new UsageError('no model: pass --model <dir or hub id>, set ANGLE_MODEL, or use a preset');
+  const data = v.data !== undefined || envConfig().dataDir !== undefined || !p.data ? locateDataDir(v.data) : p.data;
+  const resultsDir = resolve(v.results ?? envConfig().resultsDir);
+  const experiment = v.experiment ?? `train-${t.name}`;
+  runRecordPath(experiment, 'preflight', resultsDir); // the experiment name must be a file name
+  const runDir = resolve(v['run-dir'] ?? join(resultsDir, experiment, 'runs', newRunId()));
+  const backend = v.backend ?? envConfig().backend ?? p.backend;
+  return { v, taskName: t.name, preset: p.preset, recipe, config: applyFlags(recipe, v), modelId, data, resultsDir, experiment, runDir, backend };
+}
+
+async function main(): Promise<number> {
+  const argv = process.argv.slice(2);
+  const spec = options(helpRecipe(argv));
+  const { values } = parseOptions(spec, argv);
+  if (values.help) {
+    console.log(helpText(USAGE, spec, FOOTER));
+    return EXIT.ok;
+  }
+  const pl = plan(values);
+  console.log(
+    `train: task ${pl.taskName}, recipe ${pl.recipe.name}${pl.preset ? `, preset ${pl.preset.name}` : ''}; model ${pl.modelId}; ` +
+      `data ${pl.data ? `${pl.data.path} (from ${pl.data.from})` : 'the Hugging Face Hub cache'}`,
+  );
+  // Preflight: what can fail cheaply fails now, before the model loads and training starts.
+  checkWritableDir(pl.resultsDir, 'results', 'choose another with --results or ANGLE_RESULTS_DIR');
+  const runDirExisted = existsSync(pl.runDir);
+  checkWritableDir(pl.runDir, 'run folder', 'choose another with --run-dir');
+  try {
+    return await trainAndReport(pl);
+  } catch (e) {
+    // A run that failed before writing anything leaves no empty run folder behind.
+    if (!runDirExisted && existsSync(pl.runDir) && readdirSync(pl.runDir).length === 0) rmSync(pl.runDir, { recursive: true });
+    throw e;
+  }
+}
+
+async function trainAndReport(pl: Plan): Promise<number> {
+  const { v, runDir } = pl;
+  if (v.resume && !existsSync(join(runDir, 'checkpoints'))) {
+    throw new InputError('nothing to resume: this run folder has no checkpoints/ (start without --resume, or use --resume-if-possible)', { file: runDir });
+  }
+  const backend = await initBackend(pl.backend);
+  let taskData: TaskData;
+  try {
+    taskData = task(pl.taskName).load({ dataDir: pl.data?.path });
+  } catch (e) {
+    if (e instanceof InputError && !pl.data) throw new InputError(`${e.message} (no local data root: pass --data or set ANGLE_DATA_DIR, or run \`npm run data -- download <id>\`)`);
+    throw e;
+  }
+  const train = limitExamples(taskData.train, number('limit', v.limit, true) ?? pl.preset?.scale.trainExamples);
+  const m = await loadModel(pl.modelId);
+  console.log(`train: ${train.name}, ${train.items.length} examples; dev ${taskData.dev.name}; test ${taskData.test.name}; run dir ${portablePath(runDir)}`);
   const trainer = new Trainer({
     model: m,
-    train: data.train,
-    dev: data.dev,
-    test: data.test,
+    train,
+    dev: taskData.dev,
+    test: taskData.test,
     runDir,
-    config: {
-      objective,
-      pooling: values.pooling,
-      maxLength: num('max-length', values['max-length'])!,
-      batchSize: num('batch-size', values['batch-size'])!,
-      epochs: num('epochs', values.epochs),
-      maxSteps: num('max-steps', values['max-steps']),
-      lr: num('lr', values.lr)!,
-      schedule: values.schedule as 'linear',
-      warmupFraction: num('warmup', values.warmup),
-      seed: num('seed', values.seed),
-      evalEvery: num('eval-every', values['eval-every']),
-      checkpointEvery: num('checkpoint-every', values['checkpoint-every']),
-      dropout: num('dropout', values.dropout),
-    },
-    onEval: (e) => console.log(`eval at step ${e.step}: ${Object.entries(e.metrics).map(([k, v]) => `${k} ${(v * 100).toFixed(2)}`).join(', ')} (${e.seconds.toFixed(1)} s)`),
+    config: pl.config,
+    onEval: (e) => console.log(`eval at step ${e.step}: ${Object.entries(e.metrics).map(([k, x]) => `${k} ${(x * 100).toFixed(2)}`).join(', ')} (${e.seconds.toFixed(1)} s)`),
   });
+  // Ctrl-C / SIGTERM: finish the step, write a checkpoint, exit 130. A second signal exits at once.
+  const stop = new AbortController();
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (stop.signal.aborted) process.exit(EXIT.interrupted);
+    console.error(`\ntrain: ${sig}: stopping after this step and writing a checkpoint (${sig} again to quit at once)`);
+    stop.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   const provenance = collectProvenance();
-  const r = await trainer.run({ resume: values.resume });
-  const pct = (v: number | undefined) => (v === undefined ? 'n/a' : (v * 100).toFixed(2));
-  console.log(`train: ${r.steps} steps in ${r.wallSeconds.toFixed(1)} s${r.resumedFrom ? ` (resumed from ${r.resumedFrom})` : ''}`);
-  console.log(`  dev (${data.dev.name}) Spearman x100: final ${pct(r.final?.spearman)}, best ${pct(r.best?.value)} at step ${r.best?.step ?? 'n/a'}`);
-  console.log(`  test (${data.test.name}) Spearman x100: ${pct(r.test?.metrics.spearman)} with ${r.test?.weights ?? 'n/a'}`);
-  const resultsFile = writeTrainingRecord(r, {
-    experiment,
+  const result = await trainer.run({ resume: v.resume ? true : v['resume-if-possible'] ? 'if-possible' : false, signal: stop.signal });
+  if (result.interrupted) {
+    console.error(`train: stopped at step ${result.steps} of ${trainer.resolved.totalSteps}; continue with: npm run train -- --task ${pl.taskName} --run-dir ${runDir} --resume (and the same options)`);
+    return EXIT.interrupted;
+  }
+  const pct = (x: number | undefined) => (x === undefined ? 'n/a' : (x * 100).toFixed(2));
+  console.log(`train: ${result.steps} steps in ${result.wallSeconds.toFixed(1)} s on ${backend.name}${result.resumedFrom ? ` (resumed from ${portablePath(result.resumedFrom)})` : ''}`);
+  console.log(`  dev (${taskData.dev.name}) Spearman x100: final ${pct(result.final?.spearman)}, best ${pct(result.best?.value)} at step ${result.best?.step ?? 'n/a'}`);
+  console.log(`  test (${taskData.test.name}) Spearman x100: ${pct(result.test?.metrics.spearman)} with ${result.test?.weights ?? 'n/a'}`);
+  const resultsFile = writeTrainingRecord(result, {
+    experiment: pl.experiment,
+    resultsDir: pl.resultsDir,
     provenance,
     model: portableModelIdentity(m),
     paperNote:
       'the papers report these tasks for pretrained checkpoints (AnglE Table 3: bert-base-uncased and LLaMA); ' +
       'the notebooks compare with their numbers, and a randomly initialised model has no paper cell',
+    details: { recipe: pl.recipe.name, preset: pl.preset?.name ?? null },
   });
   console.log(`  results: ${resultsFile}`);
-} catch (e) {
-  const err = e as Error;
-  console.error(`train: ${err.name === 'InputError' || err.name === 'UnavailableError' ? err.message : err.stack}`);
-  process.exit(1);
+  m.model.dispose();
+  return EXIT.ok;
 }
+
+process.on('unhandledRejection', (e) => process.exit(reportError('train', e)));
+await runCommand('train', main);

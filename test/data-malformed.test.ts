@@ -110,6 +110,12 @@ describe('encodings', () => {
     assertInputError(() => readNliCsv(M('empty.txt')), M('empty.txt'), /empty file: expected a csv with the columns sent0, sent1, hard_neg/, 1);
     assertInputError(() => readTrecFile(M('empty.txt')), M('empty.txt'), /empty file/, 1);
   });
+  test('a file cut in the middle of its last line is named, with the line, instead of loading shortened', () => {
+    const whole = 'main-captions\tMSRvid\t2012test\t0001\t5.000\tA man is playing a guitar.\tA man plays a guitar.\n';
+    const cut = write('sts-cut.csv', whole + whole.slice(0, 60));
+    assertInputError(() => loadStsBenchmarkFile(cut, 'test'), cut, /the last line has no line break: the file looks cut off .*expected tab-separated STS-B rows/, 2);
+    assert.equal(loadStsBenchmarkFile(write('sts-whole.csv', whole + whole), 'test').pairs.length, 2);
+  });
 });
 
 describe('csv (NLI, Flickr30k)', () => {

@@ -360,7 +360,7 @@ describe('run-notebooks: presets', { concurrency: true }, () => {
   test('smoke without a shared directory says what to pass', async () => {
     const run = await runRunner(['06-env', '--preset', 'smoke', '--shared', join(shared, 'missing')]);
     assert.equal(run.code, 2);
-    assert.match(run.stderr, /the smoke preset reads data and the golden model from a shared directory, and .*missing is not a directory: pass --shared <dir>/);
+    assert.match(run.stderr, /the smoke preset reads data and the golden model from a shared directory, and .*missing \(from --shared\) is not a directory: pass --shared <dir>/);
     const unknown = await runRunner(['06-env', '--preset', 'tiny']);
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /unknown preset 'tiny': expected one of smoke, paper/);

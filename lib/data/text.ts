@@ -103,7 +103,7 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  * expected encoding. UTF-8 is decoded strictly (Python's `open(..., encoding='utf-8')` raises on
  * the same bytes); Latin-1 maps every byte, as SentEval's `io.open(..., encoding='latin-1')`.
  */
-export function readText(file: string, what: string, encoding: TextEncoding = 'utf8'): string {
+export function readText(file: string, what: string, encoding: TextEncoding = 'utf8', opts: { allowCutLastLine?: boolean } = {}): string {
   let size: number;
   try {
     const st = statSync(file);
@@ -134,6 +134,12 @@ export function readText(file: string, what: string, encoding: TextEncoding = 'u
   // no file in these layouts means it as content (MRPC's files start with one before a header).
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (text.trim() === '') throw new InputError(`empty file (only whitespace): expected ${what}`, { file, line: 1 });
+  // Every file of these data sets ends with a line break; one that does not was cut off mid-line
+  // (an interrupted download or copy), and its last row would load silently, shortened.
+  if (!opts.allowCutLastLine && !text.endsWith('\n')) {
+    const line = text.split('\n').length;
+    throw new InputError(`the last line has no line break: the file looks cut off (an interrupted download or copy?); expected ${what}, each line complete`, { file, line });
+  }
   return text;
 }
 

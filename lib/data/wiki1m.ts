@@ -43,7 +43,7 @@ export function wiki1mSampleFile(dataDir?: string): string | undefined {
 
 /** Reads a partial copy: complete lines only; a cut-off last line is returned separately. */
 export function readWiki1mSample(file: string): { sentences: string[]; truncatedTail?: string } {
-  const text = readText(file, WHAT);
+  const text = readText(file, WHAT, 'utf8', { allowCutLastLine: true });
   const sentences = pyFileLines(text);
   const complete = /[\n\r]$/.test(text);
   return complete ? { sentences } : { sentences: sentences.slice(0, -1), truncatedTail: sentences[sentences.length - 1] };
@@ -57,7 +57,7 @@ export function loadWiki1m(opts: LoadOptions & { allowSample?: boolean } = {}): 
   const fullSize = DATASETS.Wiki1M.splits.train.rows;
   const full = findSplit('Wiki1M', 'train', opts);
   if (full) {
-    const sentences = pyFileLines(readText(full.files[0], WHAT));
+    const sentences = pyFileLines(readText(full.files[0], WHAT, 'utf8', { allowCutLastLine: true }));
     const sizeNote = checkSize('Wiki1M', 'train', sentences.length, full.files[0], opts);
     return { sentences, file: full.files[0], sample: false, fullSize, where: full.where, ...(sizeNote ? { sizeNote } : {}) };
   }

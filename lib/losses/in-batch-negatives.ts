@@ -15,7 +15,9 @@
  *   but for graded labels (STS 0..5) marks every pair with int(y) ≥ 1 as positive (0.5 -> negative)
  *   and can add spurious extra targets where two index×label products collide (e.g. c = 2,
  *   y_c = 3 and partner(r) = 3, y_r = 2). Use only to reproduce AnglE.
- * - a predicate `(label) => boolean`, e.g. `y => y >= 4`, to binarise graded labels explicitly.
+ * - `{ threshold: t }`: label >= t is positive (graded labels binarised explicitly; serialisable,
+ *   so a recipe or a results file can record it).
+ * - a predicate `(label) => boolean`, e.g. `y => y >= 4`, for anything else.
  *
  * Identical sentences in a batch (the paper's ISP case) — `duplicates`, needs `keys` (one per
  * row: the text, or its token ids joined) unless 'ignore':
@@ -46,7 +48,7 @@ export type DuplicateHandling = 'ignore' | 'drop' | 'positive';
 export const DUPLICATE_HANDLINGS: readonly DuplicateHandling[] = ['ignore', 'drop', 'positive'];
 
 /** Which pair labels count as positive; see the module comment. */
-export type IbnPositives = 'binary' | 'angle-int' | ((label: number) => boolean);
+export type IbnPositives = 'binary' | 'angle-int' | { threshold: number } | ((label: number) => boolean);
 
 export interface InBatchNegativesOptions {
   /** Scale applied to the cosines (AnglE: 20). */
@@ -92,15 +94,18 @@ export function inBatchTargets(
         if (y !== 0 && y !== 1) {
           throw new InputError(
             `${IBN_OBJECTIVE}: pair ${k} has label ${y}; in-batch negatives needs binary 0/1 labels ` +
-              "(pass positives: y => y >= threshold to binarise graded labels, or positives: 'angle-int' to reproduce AnglE's int cast)",
+              "(pass positives: { threshold: t } to binarise graded labels, or positives: 'angle-int' to reproduce AnglE's int cast)",
           );
         }
         return y === 1;
       };
     } else if (typeof positives === 'function') {
       isPositive = (y) => positives(y) === true;
+    } else if (typeof positives === 'object' && positives !== null && Number.isFinite(positives.threshold)) {
+      const t = positives.threshold;
+      isPositive = (y) => y >= t;
     } else {
-      throw new UnknownNameError(`${IBN_OBJECTIVE} positives mode`, String(positives), ['binary', 'angle-int', '(a function)']);
+      throw new UnknownNameError(`${IBN_OBJECTIVE} positives mode`, JSON.stringify(positives) ?? String(positives), ['binary', 'angle-int', '{ threshold: number }', '(a function)']);
     }
     for (let k = 0; k < pairs; k++) {
       if (isPositive(labels[k], k)) {

@@ -77,8 +77,8 @@ export interface TrainerConfig {
   dropLast?: boolean;
   /** Sets the model's hidden and attention dropout for this run (default: the model config's). */
   dropout?: number;
-  /** Evaluate the dev set every N optimiser steps (requires `dev`). */
-  evalEvery?: number;
+  /** Evaluate the dev set every N optimiser steps, or at the end of every epoch (requires `dev`). */
+  evalEvery?: number | 'epoch';
   /** Evaluate the dev set after the last step (default true when a dev set is given). */
   evalAtEnd?: boolean;
   /** Dev metric that picks the best checkpoint (default: the dev evaluator's primary metric). */
@@ -213,7 +213,7 @@ export class Trainer {
     positiveInt(c.gradAccumulation, 'gradAccumulation');
     positiveInt(c.epochs, 'epochs');
     positiveInt(c.maxSteps, 'maxSteps');
-    positiveInt(c.evalEvery, 'evalEvery');
+    if (c.evalEvery !== 'epoch') positiveInt(c.evalEvery, 'evalEvery');
     positiveInt(c.checkpointEvery, 'checkpointEvery');
     positiveInt(c.keepCheckpoints, 'keepCheckpoints');
     if (c.evalEvery !== undefined && !o.dev) {
@@ -430,7 +430,8 @@ export class Trainer {
   private evaluationDue(step: number, last: boolean): boolean {
     const c = this.o.config;
     if (!this.o.dev) return false;
-    return (c.evalEvery !== undefined && step % c.evalEvery === 0) || (last && (c.evalAtEnd ?? true));
+    const every = c.evalEvery === 'epoch' ? this.resolved.stepsPerEpoch : c.evalEvery;
+    return (every !== undefined && step % every === 0) || (last && (c.evalAtEnd ?? true));
   }
 
   /** Phase 2b: the dev evaluation, and the best model when it improved. */

@@ -13,6 +13,8 @@
  *
  * Known errors (lib/util/errors.ts) print one line: `<command>: <what, where, what was expected>`.
  */
+import { accessSync, constants, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { InputError, UnavailableError } from '../../lib/util/errors.js';
 
@@ -91,4 +93,23 @@ export function reportError(name: string, e: unknown): number {
   console.error(`${name}: unexpected error (a bug; please report it with this trace):`);
   console.error(e instanceof Error ? (e.stack ?? e.message) : String(e));
   return EXIT.failed;
+}
+
+/**
+ * Fails now, naming the folder and the real cause, if a file cannot be created in `dir` (created
+ * when missing): commands call it before expensive work, so a read-only results folder is found in
+ * a second, not after an hour of training. `hint` says how to choose another folder.
+ */
+export function checkWritableDir(dir: string, what: string, hint: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+    accessSync(dir, constants.W_OK);
+    const probe = join(dir, `.write-test-${process.pid}`);
+    writeFileSync(probe, '');
+    rmSync(probe);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const readOnly = code === 'EACCES' || code === 'EROFS' || code === 'EPERM';
+    throw new InputError(`cannot write the ${what} here (${code ?? (e as Error).message}${readOnly ? ': the folder is read-only for this user' : ''}); ${hint}`, { file: dir });
+  }
 }

@@ -12,13 +12,15 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { isPresetName, presetByName, presetVariables, PRESET_NAMES, type PresetName } from '../../lib/experiments/presets.js';
+import { locateSharedDir } from '../../lib/config.js';
 import { InputError, UnknownNameError } from '../../lib/util/errors.js';
+import { checkWritableDir } from '../cli/command.js';
 import { packageRoot } from '../../lib/util/package-root.js';
 import { runNotebook, shown, type NotebookRun, type RunContext } from './runner.js';
 
 const DEFAULT_TIMEOUT_S = 30 * 60;
 /** The environment variables notebooks read (lib/config.ts), shown in the run's header. */
-const ANGLE_VARS = ['ANGLE_PRESET', 'ANGLE_MODEL', 'ANGLE_DATA_DIR', 'ANGLE_GOLDEN_DIR', 'ANGLE_BACKEND', 'ANGLE_RESULTS_DIR'];
+const ANGLE_VARS = ['ANGLE_PRESET', 'ANGLE_MODEL', 'ANGLE_DATA_DIR', 'ANGLE_GOLDEN_DIR', 'ANGLE_BACKEND', 'ANGLE_RESULTS_DIR', 'ANGLE_SHARED_DIR'];
 
 class UsageError extends Error {}
 
@@ -36,8 +38,8 @@ const USAGE = `usage: npm run notebooks [-- [names...] [options]]
   names                   notebooks by name or prefix (00, 00-encode-and-compare); none = all, in order
   --preset smoke|paper    environment defaults (explicit ANGLE_* variables win); default: smoke
                           when ANGLE_MODEL is unset, else none
-  --shared <dir>          the shared directory the smoke preset reads (default: ../shared beside
-                          the repository, if it exists)
+  --shared <dir>          the shared directory the smoke preset reads (default: ANGLE_SHARED_DIR,
+                          else ../shared beside the repository, if it exists)
   --out <dir>             where executed notebooks go (default: results/notebooks)
   --dir <dir>             the notebooks directory (default: notebooks)
   --timeout-per-cell <s>  fail a cell that runs longer (default: ${DEFAULT_TIMEOUT_S})
@@ -112,15 +114,16 @@ function kernelEnvironment(opts: Options, root: string): NodeJS.ProcessEnv {
   if (!isPresetName(name)) throw new UnknownNameError('preset', name, PRESET_NAMES);
   let shared: string | undefined;
   if (presetByName(name).needsShared) {
-    const fallback = resolve(root, '..', 'shared');
-    shared = opts.shared !== undefined ? resolve(opts.shared) : existsSync(fallback) ? fallback : undefined;
+    const found = locateSharedDir(opts.shared);
+    shared = found?.path;
     if (shared === undefined || !statSync(shared, { throwIfNoEntry: false })?.isDirectory()) {
       throw new UsageError(
         `the ${name} preset reads data and the golden model from a shared directory, ` +
-          (shared === undefined ? `and ${fallback} does not exist` : `and ${shared} is not a directory`) +
+          (found === undefined ? `and none was found (ANGLE_SHARED_DIR, or ${resolve(root, '..', 'shared')})` : `and ${shared} (from ${found.from}) is not a directory`) +
           `: pass --shared <dir> (holding data/ and golden/), or use --preset paper (model and data from the Hub), or set ANGLE_MODEL`,
       );
     }
+    console.log(`shared: ${shared} (from ${found!.from})`);
   }
   for (const [k, v] of Object.entries(presetVariables(name as PresetName, shared))) if (!set(k)) env[k] = v;
   env.ANGLE_PRESET = name;
@@ -136,16 +139,18 @@ async function main(argv: string[]): Promise<number> {
     opts = parseCli(argv, root);
     names = selectNotebooks(opts.dir, opts.names);
     env = kernelEnvironment(opts, root);
+    // Before any notebook runs: a folder that cannot take the executed notebooks fails now.
+    checkWritableDir(opts.out, 'executed notebooks', 'choose another with --out');
   } catch (e) {
     if (e instanceof UsageError || e instanceof InputError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      console.error(`notebooks: ${(e as Error).message}\n\n${USAGE}`);
+      console.error(`notebooks: ${(e as Error).message} (see --help)`);
       return 2;
     }
     throw e;
   }
   const ctx: RunContext = { env, timeoutS: opts.timeoutS, verbose: opts.verbose };
   let interrupted = false;
-  process.on('SIGINT', () => {
+  const onSignal = () => {
     if (interrupted) {
       ctx.child?.kill('SIGKILL');
       process.exit(130);
@@ -153,7 +158,9 @@ async function main(argv: string[]): Promise<number> {
     interrupted = true;
     console.error('notebooks: interrupted; writing the current notebook (Ctrl-C again to quit at once)');
     ctx.child?.kill('SIGINT');
-  });
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
 
   console.log(
     `running ${names.length} notebook(s) from ${shown(opts.dir)}; ` +
