@@ -26,3 +26,4 @@ export {
 } from './bootstrap-interval.js';
 export { ndtr, ndtri } from './normal.js';
 export { differenceVerdict, type DifferenceVerdict, type DifferenceEvidence, type VerdictResult } from './verdict.js';
+export { seedPermutationTest, EXACT_SPLITS_MAX, type SeedPermutationResult } from './seed-permutation.js';
