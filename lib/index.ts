@@ -19,6 +19,7 @@ export { Progress } from './util/progress.js';
 
 export * as hub from './hub/index.js';
 export * as models from './models/index.js';
+export * as llm from './llm/index.js';
 export * as embed from './embed/index.js';
 export * as losses from './losses/index.js';
 export * as eval from './eval/index.js';

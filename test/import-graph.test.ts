@@ -25,6 +25,7 @@ const LAYERS: readonly string[][] = [
   ['hub', 'paper'],
   ['data'],
   ['models'],
+  ['llm'],
   ['embed'],
   ['losses', 'eval'],
   ['train'],

@@ -1,0 +1,37 @@
+/**
+ * Text generation for the LLM-supervised experiments (AnglE Table 5, Figure 4): one chat generator
+ * interface, a client of any OpenAI-compatible endpoint (retries, bounded concurrency, token and
+ * cost counts), the project's decoder behind the same interface, an on-disk answer cache that makes
+ * runs resumable, an OpenAI-compatible server over any generator, and Figure 4's prompt with the
+ * parsing of its answers into labelled pairs.
+ *
+ * A layer above models (it runs their decoder) and below train (which trains on its pairs).
+ */
+export type { ChatGenerator, ChatMessage, ChatRequest, ChatResult, ChatFinishReason, CompleteOptions, TokenUsage } from './types.js';
+export { GenerationError, type GenerationErrorKind } from './generation-error.js';
+export { InvalidRequestError, validateChatRequest, parseChatCompletionBody, stopStrings } from './request.js';
+export { Limiter } from './limiter.js';
+export { DEFAULT_RETRY_POLICY, backoffMs, retryAfterMs, isRetryableStatus, type RetryPolicy } from './backoff.js';
+export { costOf, estimateTokens, UsageTally, type ModelPrice, type PriceTable, type UsageTotals } from './pricing.js';
+export { OpenAIChatClient, OPENAI_DEFAULT_BASE_URL, type OpenAIClientOptions } from './openai-client.js';
+export { ResponseCache, cacheKey, cacheKeyMaterial, canonicalJson, CACHE_FORMAT, type CacheEntry, type CacheKeyMaterial } from './response-cache.js';
+export { CachedGenerator, type CachedGeneratorOptions } from './cached-generator.js';
+export { completeMany, requestIds, type CompleteManyOptions, type CompleteManyResult, type GenerationFailure } from './complete-many.js';
+export { LocalChatGenerator, plainPrompt, type LocalDecoder, type LocalGeneratorOptions } from './local-generator.js';
+export { createChatServer, startChatServer, type ChatServerOptions, type RunningChatServer } from './server.js';
+export { sseData, sseEvent } from './sse.js';
+export { FIGURE4_TEMPLATE, POLARITIES, figure4Template, figure4Prompt, figure4Messages, type Polarity } from './figure4-prompt.js';
+export { parseGeneratedSentences, cleanLine, comparable, splitInlineNumbering, REJECT_REASONS, type RejectReason, type RejectedLine, type ParsedAnswer, type ParseAnswerOptions } from './parse-answer.js';
+export {
+  generateSupervisedPairs,
+  generateEnsemble,
+  supervisionRequests,
+  dropNearCopyNegatives,
+  angleJsonl,
+  writeAngleJsonl,
+  type SupervisedPair,
+  type SupervisedReject,
+  type LlmSupervisionOptions,
+  type LlmSupervisionResult,
+  type EnsembleResult,
+} from './llm-supervision.js';

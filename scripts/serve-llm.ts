@@ -1,0 +1,89 @@
+/**
+ * npm run serve-llm -- --model <dir|hub id> [--port 8080] [--host 127.0.0.1] [--served-model-name <name>]
+ *                      [--max-batch-size 8] [--prompt auto|chat-template|plain] [--api-key <key>] [--backend cpu]
+ *
+ * An OpenAI-compatible server (POST /v1/chat/completions, streaming included; GET /v1/models)
+ * over the project's decoder (lib/llm/server.ts over lib/llm/local-generator.ts), so other tools,
+ * other machines and this library's own client can generate with a model this project loads —
+ * e.g. AnglE Table 5's data from LLaMA-2-7B-chat on a GPU host. Prints
+ * `serve-llm: listening on <base URL>` once it accepts requests (with --port 0, on a free port),
+ * then one line per request on stderr; Ctrl-C or SIGTERM stops it.
+ */
+import { initBackend } from '../lib/backend/index.js';
+import { envConfig } from '../lib/config.js';
+import { LocalChatGenerator } from '../lib/llm/local-generator.js';
+import { startChatServer } from '../lib/llm/server.js';
+import { loadModel } from '../lib/models/auto.js';
+import { LlamaModel } from '../lib/models/llama/model.js';
+import { InputError, UnknownNameError } from '../lib/util/errors.js';
+import { EXIT, helpText, parseOptions, runCommand, UsageError, type OptionSpecs } from './cli/command.js';
+
+const PROMPT_STYLES = ['auto', 'chat-template', 'plain'] as const;
+
+const OPTIONS = {
+  model: { type: 'string', value: '<dir|hub id>', help: 'the decoder to serve: a local directory (HF layout or a llama2.c folder) or a Hub id', default: 'ANGLE_MODEL' },
+  port: { type: 'string', value: '<n>', help: 'TCP port (0: any free port, printed)', default: '8080' },
+  host: { type: 'string', value: '<address>', help: 'address to listen on (0.0.0.0 to accept other machines)', default: '127.0.0.1' },
+  'served-model-name': { type: 'string', value: '<name>', help: "the model name clients send and /v1/models lists", default: 'the --model argument' },
+  'max-batch-size': { type: 'string', value: '<n>', help: 'greedy requests decoded together at most', default: '8' },
+  prompt: { type: 'string', value: '<style>', help: `${PROMPT_STYLES.join(', ')}: the chat template of tokenizer_config.json, or the messages' text joined by blank lines`, default: 'auto (the template where the model has one)' },
+  'api-key': { type: 'string', value: '<key>', help: 'require Authorization: Bearer <key>', default: 'none (no key needed)' },
+  backend: { type: 'string', value: '<name>', help: 'tfjs backend: cpu, wasm, cuda, tensorflow', default: 'ANGLE_BACKEND, else cpu' },
+  help: { type: 'boolean', short: 'h', help: 'this text' },
+} satisfies OptionSpecs;
+
+const USAGE = 'usage: npm run serve-llm -- --model <dir|hub id> [--port 8080] [--host 127.0.0.1] [options]';
+const FOOTER = `Endpoints: POST /v1/chat/completions (OpenAI's JSON; "stream": true for server-sent events), GET /v1/models, GET /health.
+Client: new llm.OpenAIChatClient({ baseURL: 'http://127.0.0.1:8080/v1', model: '<served model name>' }), or any OpenAI client.
+Exit codes: 0 stopped by SIGTERM, 130 stopped by Ctrl-C, 2 usage or input error, 3 backend unavailable.`;
+
+function integer(name: string, v: string | undefined, fallback: number, min: number): number {
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name} must be an integer >= ${min}, got '${v}'`);
+  return n;
+}
+
+async function main(): Promise<number> {
+  const { values } = parseOptions(OPTIONS, process.argv.slice(2));
+  if (values.help) {
+    console.log(helpText(USAGE, OPTIONS, FOOTER));
+    return EXIT.ok;
+  }
+  const modelId = values.model ?? envConfig().model;
+  if (!modelId) throw new UsageError('no model: pass --model <dir|hub id> or set ANGLE_MODEL');
+  const port = integer('port', values.port, 8080, 0);
+  if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`);
+  const maxBatchSize = integer('max-batch-size', values['max-batch-size'], 8, 1);
+  const prompt = values.prompt ?? 'auto';
+  if (!(PROMPT_STYLES as readonly string[]).includes(prompt)) throw new UnknownNameError('prompt style', prompt, PROMPT_STYLES);
+
+  await initBackend(values.backend, { log: (l) => console.error(`serve-llm: ${l}`) });
+  const m = await loadModel(modelId);
+  if (!(m.model instanceof LlamaModel)) throw new InputError(`serve-llm serves decoders (model_type llama); '${modelId}' is a ${m.model.architecture} model`);
+  const generator = new LocalChatGenerator({ model: m.model, tokenizer: m.tokenizer, dir: m.dir, id: modelId }, {
+    modelName: values['served-model-name'],
+    maxBatchSize,
+    prompt: prompt as (typeof PROMPT_STYLES)[number],
+  });
+  const server = await startChatServer({
+    generator,
+    port,
+    host: values.host ?? '127.0.0.1',
+    apiKey: values['api-key'],
+    log: (line) => console.error(`serve-llm: ${line}`),
+  });
+  console.error(`serve-llm: model ${generator.model} (${m.model.numParameters().toLocaleString('en-US')} parameters, context ${m.model.maxPositions}, prompt: ${generator.promptStyle})`);
+  console.log(`serve-llm: listening on ${server.baseURL}`);
+
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
+  await server.close();
+  m.model.dispose();
+  console.error(`serve-llm: stopped (${signal})`);
+  return signal === 'SIGINT' ? EXIT.interrupted : EXIT.ok;
+}
+
+await runCommand('serve-llm', main);
