@@ -5,3 +5,21 @@
  */
 export { TASK_NAMES, task, allTasks, type TaskName, type TaskDefinition, type TaskData } from './tasks.js';
 export { PRESETS, PRESET_NAMES, PAPER_MODEL, presetTable, presetByName, isPresetName, type Preset, type PresetName, type RunScale } from './presets.js';
+export {
+  defaultRecipe,
+  recipe,
+  RECIPE_NAMES,
+  SOURCES,
+  scaleRecipe,
+  table3Recipes,
+  angleStsbWithWeights,
+  angleStsbWithIsp,
+  angleStsbWithPooling,
+  TABLE4_OBJECTIVES,
+  TABLE4_POOLINGS,
+  type Recipe,
+} from './recipes.js';
+export { runRecipe, runKey, finishedRun, trainingData, type RunRecipeOptions, type RecipeRun } from './run-recipe.js';
+export { estimateCost, type CostEstimate } from './cost.js';
+export { TablePlan, type PlannedRow, type PlannedRun, type TablePlanOptions, type LiveHooks } from './table-plan.js';
+export { table3Rows, table4ObjectiveRows, table4PoolingRows, TABLE3_COLUMNS, ANGLE_FILE } from './paper-tables.js';

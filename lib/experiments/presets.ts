@@ -28,6 +28,8 @@ export interface RunScale {
   maxSteps?: number;
   /** Dev evaluation every N steps (with maxSteps, so the best-model path runs). */
   evalEvery?: number;
+  /** Examples per batch at most (SimCSE's 512 would not fit the smoke run's few hundred pairs). */
+  maxBatchSize?: number;
   /** Seeds per configuration where a table reports mean ± std. */
   seeds?: number;
 }
@@ -55,7 +57,7 @@ export const PRESETS: readonly Preset[] = [
       ANGLE_MODEL: '<ANGLE_GOLDEN_DIR>/model',
       ANGLE_BACKEND: 'wasm',
     },
-    scale: { trainExamples: 256, maxSteps: 24, evalEvery: 12, seeds: 1 },
+    scale: { trainExamples: 256, maxSteps: 24, evalEvery: 12, maxBatchSize: 32, seeds: 1 },
   },
   {
     name: 'paper',

@@ -28,6 +28,9 @@ export const SOURCES = {
   paperPooling: 'AnglE Table 4: cls pooling is the best of five',
   code: 'AnglE train_angle.py defaults at SeanLee97/AnglE@4428ff1 (w 1/1/1, lr 1e-5, batch 32, 20 epochs, warmup 100, max length 512, seed 42, ISP on)',
   hfTrainer: "HF Trainer's defaults, which AnglE's fit uses (weight decay 0, linear schedule, warmup from 0)",
+  simcse: "SimCSE's run_sup_example.sh (princeton-nlp/SimCSE): lr 5e-5, batch 512, 3 epochs, max length 32, temperature 0.05, cls pooling",
+  sbertSts: "sentence-transformers' training_stsbenchmark.py: CosineSimilarityLoss on score/5, mean pooling, batch 16, 4 epochs, lr 2e-5, warmup 10% of the steps, weight decay 0.01",
+  sbertNli: "sentence-transformers' training_nli.py: SoftmaxLoss over (u, v, |u−v|), mean pooling, batch 16, 1 epoch, lr 2e-5, warmup 10%, weight decay 0.01",
   codeIntCast: "AnglE code: in-batch negatives cast graded labels to int (make_target_matrix)",
   ours: 'ours (the papers and the code are silent)',
 } as const;
@@ -38,6 +41,11 @@ export interface Recipe {
   title: string;
   task: TaskName;
   config: TrainerConfig;
+  /**
+   * Train on the positive pairs only (SimCSE on pair data: positives are its (x, x⁺)): pairs with a
+   * label at least `threshold`, relabelled 1.
+   */
+  positivesOnly?: { threshold: number };
   /** Each configuration key (dotted for nested ones, e.g. 'objective.weights') -> where its value comes from. */
   sources: Record<string, string>;
 }
@@ -73,6 +81,7 @@ function angleBert(t: TaskName): Recipe {
       seed: 42,
       shuffle: true,
       evalEvery: 'epoch',
+      checkpointEvery: 50,
     },
     sources: {
       'objective.weights': SOURCES.code,
@@ -90,8 +99,142 @@ function angleBert(t: TaskName): Recipe {
       weightDecay: SOURCES.hfTrainer,
       seed: SOURCES.code,
       evalEvery: `${SOURCES.ours}: dev once per epoch, best dev checkpoint tested`,
+      checkpointEvery: `${SOURCES.ours}: resumable every 50 steps`,
     },
   };
+}
+
+/**
+ * SimCSE-BERT on a task's positive pairs (AnglE Table 3's baseline row; the paper notes pair data
+ * gives SimCSE no hard negatives): supervised InfoNCE with in-batch negatives.
+ */
+function simcseBert(t: TaskName): Recipe {
+  const graded = task(t).labels === 'graded';
+  const note = `${SOURCES.ours}: evaluated every epoch, best dev checkpoint tested, as the other rows`;
+  return {
+    name: `simcse-${t}`,
+    title: `SimCSE-BERT (supervised InfoNCE) on ${task(t).title} train's positive pairs (AnglE Table 3)`,
+    task: t,
+    positivesOnly: { threshold: graded ? 4 : 1 },
+    config: { objective: { name: 'simcse', temperature: 0.05 }, pooling: 'cls', maxLength: 32, batchSize: 512, epochs: 3, lr: 5e-5, schedule: 'linear', warmupSteps: 0, warmupStart: 'zero', weightDecay: 0, seed: 42, shuffle: true, evalEvery: 'epoch', checkpointEvery: 50 },
+    sources: {
+      objective: SOURCES.simcse,
+      positivesOnly: graded ? `${SOURCES.ours}: STS pairs scored ≥ 4 of 5 are SimCSE's positives` : 'label-1 pairs are the positives',
+      pooling: `${SOURCES.simcse} (SimCSE adds an MLP over [CLS] in training; plain cls here)`,
+      maxLength: SOURCES.simcse,
+      batchSize: SOURCES.simcse,
+      epochs: SOURCES.simcse,
+      lr: SOURCES.simcse,
+      schedule: "SimCSE trains through HF's Trainer: linear decay, no warmup",
+      weightDecay: "HF Trainer's default",
+      seed: "SimCSE's default seed is 42",
+      evalEvery: note,
+      checkpointEvery: `${SOURCES.ours}: resumable every 50 steps`,
+    },
+  };
+}
+
+/** SBERT on a task's training split: cosine regression for graded labels, softmax classification for 0/1 (AnglE Table 3). */
+function sbertBert(t: TaskName): Recipe {
+  const graded = task(t).labels === 'graded';
+  const src = graded ? SOURCES.sbertSts : SOURCES.sbertNli;
+  return {
+    name: `sbert-${t}`,
+    title: `SBERT (${graded ? 'cosine-similarity regression' : 'softmax classification over (u, v, |u−v|)'}) on ${task(t).title} train (AnglE Table 3)`,
+    task: t,
+    config: {
+      objective: graded ? { name: 'sbert-cosine', scale: 5 } : { name: 'sbert-softmax', classes: 2 },
+      pooling: 'avg',
+      maxLength: 128,
+      batchSize: 16,
+      epochs: graded ? 4 : 1,
+      lr: 2e-5,
+      schedule: 'linear',
+      warmupFraction: 0.1,
+      warmupStart: 'zero',
+      weightDecay: 0.01,
+      seed: 42,
+      shuffle: true,
+      evalEvery: 'epoch',
+      checkpointEvery: 50,
+    },
+    sources: {
+      objective: src,
+      pooling: src,
+      maxLength: `${SOURCES.ours}: 128 tokens (the sentences of these sets are shorter)`,
+      batchSize: src,
+      epochs: src,
+      lr: src,
+      schedule: src,
+      warmupFraction: src,
+      weightDecay: src,
+      seed: `${SOURCES.ours}: as the AnglE runs`,
+      evalEvery: `${SOURCES.ours}: dev once per epoch, best dev checkpoint tested`,
+      checkpointEvery: `${SOURCES.ours}: resumable every 50 steps`,
+    },
+  };
+}
+
+/** AnglE Table 4 (upper): the objective ablation on STS-B, by weights (cosine, ibn, angle). */
+export const TABLE4_OBJECTIVES: ReadonlyArray<{ row: string; weights: { cosine: number; ibn: number; angle: number } }> = [
+  { row: 'AnglE-BERT-all', weights: { cosine: 1, ibn: 1, angle: 1 } },
+  { row: '- w/o ibn', weights: { cosine: 1, ibn: 0, angle: 1 } },
+  { row: '- w/o angle', weights: { cosine: 1, ibn: 1, angle: 0 } },
+  { row: 'only cosine', weights: { cosine: 1, ibn: 0, angle: 0 } },
+  { row: 'only ibn', weights: { cosine: 0, ibn: 1, angle: 0 } },
+  { row: 'only angle', weights: { cosine: 0, ibn: 0, angle: 1 } },
+];
+
+/** AnglE Table 4 (lower): the pooling strategies, as the paper names them and as ours. */
+export const TABLE4_POOLINGS: ReadonlyArray<{ row: string; pooling: string }> = [
+  { row: 'cls', pooling: 'cls' },
+  { row: 'cls-last-avg', pooling: 'cls_avg' },
+  { row: 'last-avg', pooling: 'avg' },
+  { row: 'last-max', pooling: 'max' },
+  { row: 'first-last-avg', pooling: 'first_last_avg' },
+];
+
+/** The STS-B AnglE recipe with other objective weights (Table 4's ablation rows). */
+export function angleStsbWithWeights(row: string, weights: { cosine: number; ibn: number; angle: number }): Recipe {
+  const r = angleBert('stsb');
+  const loss = r.config.objective.name === 'angle' ? r.config.objective.loss : {};
+  return {
+    ...r,
+    name: `angle-stsb-w${weights.cosine}${weights.ibn}${weights.angle}`,
+    title: `AnglE-BERT on STS-B, ${row} (AnglE Table 4)`,
+    config: { ...r.config, objective: { name: 'angle', loss: { ...loss, weights } } },
+    sources: { ...r.sources, 'objective.weights': `AnglE Table 4 row '${row}': the objectives with weight 0 are dropped` },
+  };
+}
+
+/** The STS-B AnglE recipe with in-batch ISP detection on ('positive') or off ('ignore'): the text's 0.18 claim. */
+export function angleStsbWithIsp(on: boolean): Recipe {
+  const r = angleBert('stsb');
+  const loss = r.config.objective.name === 'angle' ? r.config.objective.loss : {};
+  return {
+    ...r,
+    name: `angle-stsb-isp-${on ? 'on' : 'off'}`,
+    title: `AnglE-BERT on STS-B, in-batch negatives ${on ? 'with' : 'without'} identical-sentence-pair detection`,
+    config: { ...r.config, objective: { name: 'angle', loss: { ...loss, duplicates: on ? 'positive' : 'ignore' } } },
+    sources: { ...r.sources, 'objective.duplicates': `AnglE §5.x text: ibn without ISP detection drops about 0.18; ${on ? "'positive' (identical sentences are targets)" : "'ignore'"}` },
+  };
+}
+
+/** The STS-B AnglE recipe with another pooling (Table 4's pooling rows). */
+export function angleStsbWithPooling(row: string, pooling: string): Recipe {
+  const r = angleBert('stsb');
+  return {
+    ...r,
+    name: `angle-stsb-${pooling.replace(/_/g, '-')}`,
+    title: `AnglE-BERT on STS-B, ${row} pooling (AnglE Table 4)`,
+    config: { ...r.config, pooling },
+    sources: { ...r.sources, pooling: `AnglE Table 4 row '${row}'` },
+  };
+}
+
+/** AnglE Table 3's rows that can be trained here, per task: AnglE-BERT, SimCSE-BERT, SBERT. */
+export function table3Recipes(t: TaskName): { angle: Recipe; simcse: Recipe; sbert: Recipe } {
+  return { angle: angleBert(t), simcse: simcseBert(t), sbert: sbertBert(t) };
 }
 
 /** Each task's default recipe (what `npm run train -- --task <t>` runs). */
@@ -132,13 +275,17 @@ export function recipe(name: string): Recipe {
  * (it owns the data). A scale without limits returns the recipe unchanged.
  */
 export function scaleRecipe(r: Recipe, scale: RunScale): Recipe {
-  if (scale.maxSteps === undefined && scale.evalEvery === undefined) return r;
+  if (scale.maxSteps === undefined && scale.evalEvery === undefined && scale.maxBatchSize === undefined) return r;
   const config: TrainerConfig = { ...r.config };
+  if (scale.maxBatchSize !== undefined && config.batchSize > scale.maxBatchSize) config.batchSize = scale.maxBatchSize;
   if (scale.maxSteps !== undefined) {
     config.maxSteps = scale.maxSteps;
     if (config.warmupSteps !== undefined) config.warmupSteps = Math.min(config.warmupSteps, Math.floor(scale.maxSteps / 10));
   }
   if (scale.evalEvery !== undefined) config.evalEvery = scale.evalEvery;
   const note = 'preset scale (smoke): a few dozen steps to exercise every path, not to reproduce';
-  return { ...r, config, sources: { ...r.sources, maxSteps: note, evalEvery: note, ...(scale.maxSteps !== undefined ? { warmupSteps: `${r.sources.warmupSteps}; capped at a tenth of the run by the preset scale` } : {}) } };
+  const sources: Record<string, string> = { ...r.sources, maxSteps: note, evalEvery: note };
+  if (scale.maxSteps !== undefined && r.config.warmupSteps !== undefined) sources.warmupSteps = `${r.sources.warmupSteps}; capped at a tenth of the run by the preset scale`;
+  if (config.batchSize !== r.config.batchSize) sources.batchSize = `${r.sources.batchSize}; capped at ${config.batchSize} by the preset scale`;
+  return { ...r, config, sources };
 }

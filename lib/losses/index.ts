@@ -1,6 +1,7 @@
 /**
  * Training objectives: AnglE's (cosine/CoSENT, angle, in-batch negatives, their weighted total,
- * contrastive with hard negatives) and the contrastive baselines (SimCSE, SimACE, ArcCon).
+ * contrastive with hard negatives), the contrastive baselines (SimCSE, SimACE, ArcCon) and
+ * Sentence-BERT's objectives (cosine regression, softmax classification).
  * Every objective is a differentiable function of an embedding matrix (tf.Tensor2D, rows in one of
  * the layouts of ./batch.ts) and, for the AnglE pair objectives, one label per pair, returning a
  * tf.Scalar; use it under tf.grad / tf.variableGrads.
@@ -83,3 +84,5 @@ export {
   type ArcconOptions,
 } from './arccon.js';
 export { toRadians, clippedAcos, ARCCOS_CLIP_EPS, type AngleUnit } from './angular.js';
+export { sbertCosineLoss, SBERT_COSINE_OBJECTIVE, type SbertCosineOptions } from './sbert-cosine.js';
+export { sbertSoftmaxLoss, sbertClassifierInit, SBERT_SOFTMAX_OBJECTIVE } from './sbert-softmax.js';

@@ -43,7 +43,7 @@ import {
   type TrainerState,
 } from './checkpoint.js';
 import { validateExamples, type TrainingExamples } from './examples.js';
-import { bindObjective, type ObjectiveConfig, type ObjectiveFn } from './objective.js';
+import { bindObjective, type BoundObjective, type ObjectiveConfig } from './objective.js';
 import { checkSchedule, learningRate, warmupStepsFromFraction, type ScheduleConfig, type ScheduleName } from './schedule.js';
 import { optimizerStep, type StepContext } from './training-step.js';
 
@@ -193,7 +193,11 @@ function positiveInt(v: number | undefined, what: string): void {
 interface Session {
   state: TrainerState;
   optimizer: AdamW;
+  objective: BoundObjective;
+  /** The model's trainable parameters and the objective's own (e.g. SBERT's classifier). */
   trainable: Map<string, tf.Variable>;
+  /** The model's trainable parameters only (what the best model saves). */
+  modelTrainable: Map<string, tf.Variable>;
   resumedFrom?: string;
   bestModelDir?: string;
   final?: Record<string, number>;
@@ -204,7 +208,6 @@ interface Session {
 export class Trainer {
   readonly plan: BatchPlan;
   readonly resolved: Resolved;
-  private readonly objective: ObjectiveFn;
 
   constructor(readonly o: TrainerOptions) {
     const c = o.config;
@@ -225,7 +228,8 @@ export class Trainer {
     const model = o.model.model;
     if (c.maxLength > model.maxPositions) throw new InputError(`maxLength ${c.maxLength} exceeds the model's maximum sequence length ${model.maxPositions}`);
     if (model.trainableParameters().size === 0) throw new InputError('every parameter of the model is frozen: nothing to train (see TextModel.setTrainable)');
-    this.objective = bindObjective(c.objective, o.train.kind);
+    // Checked now (objective vs data kind); each run binds its own (fresh classifier weights, if any).
+    this.bindObjective().dispose();
     const seed = c.seed ?? 42;
     this.plan = new BatchPlan(o.train, o.model.tokenizer, { batchSize: c.batchSize, maxLength: c.maxLength, shuffle: c.shuffle ?? true, seed, dropLast: c.dropLast });
     const accumulation = c.gradAccumulation ?? 1;
@@ -235,6 +239,10 @@ export class Trainer {
     const schedule: ScheduleConfig = { name: c.schedule ?? 'linear', lr: c.lr, warmupSteps, totalSteps, warmupStart: c.warmupStart };
     checkSchedule(schedule);
     this.resolved = { pooling: parsePooling(c.pooling ?? 'cls'), accumulation, totalSteps, stepsPerEpoch, schedule, seed };
+  }
+
+  private bindObjective(): BoundObjective {
+    return bindObjective(this.o.config.objective, this.o.train.kind, { dim: this.o.model.model.hiddenSize, seed: this.o.config.seed ?? 42 });
   }
 
   /** The settings a resumed run must share with the run that wrote its checkpoint. */
@@ -280,8 +288,8 @@ export class Trainer {
       train: { id: this.o.train.name, rows: this.o.train.items.length, sha256: this.dataSha256() },
       dev: this.o.dev ? { id: this.o.dev.name, rows: this.o.dev.rows } : undefined,
       test: this.o.test ? { id: this.o.test.name, rows: this.o.test.rows } : undefined,
-      trainableParameters: s.trainable.size,
-      frozenParameters: all - s.trainable.size,
+      trainableParameters: s.modelTrainable.size,
+      frozenParameters: all - s.modelTrainable.size,
       decayedParameters: s.optimizer.decayedParameters().length,
     };
   }
@@ -309,6 +317,7 @@ export class Trainer {
       }
     } finally {
       s.optimizer.dispose();
+      s.objective.dispose();
     }
     const complete = s.state.step >= r.totalSteps;
     const test = complete && this.o.test ? await this.finalTest(s) : undefined;
@@ -336,7 +345,9 @@ export class Trainer {
     const c = this.o.config;
     const m = this.o.model.model;
     if (c.dropout !== undefined) m.setDropout(c.dropout);
-    const trainable = m.trainableParameters();
+    const modelTrainable = m.trainableParameters();
+    const objective = this.bindObjective();
+    const trainable = new Map([...modelTrainable, ...objective.parameters]);
     const shapes = new Map<string, number[]>([...trainable].map(([n, v]) => [n, v.shape.slice()]));
     const optimizer = new AdamW(trainable, { betas: c.betas, eps: c.eps, weightDecay: c.weightDecay ?? 0.01 });
     const fingerprint = this.fingerprint();
@@ -383,7 +394,7 @@ export class Trainer {
     }
     m.dropoutCounter = state.dropoutCounter;
     const best = this.o.runDir && state.best && existsSync(bestModelDir(this.o.runDir)) ? bestModelDir(this.o.runDir) : undefined;
-    return { state, optimizer, trainable, resumedFrom, bestModelDir: best, elapsedBefore: state.elapsedSeconds, t0: performance.now() };
+    return { state, optimizer, objective, trainable, modelTrainable, resumedFrom, bestModelDir: best, elapsedBefore: state.elapsedSeconds, t0: performance.now() };
   }
 
   /** Phase 2a: the micro-batches of the next step (a step does not cross an epoch boundary), then the step. */
@@ -407,7 +418,7 @@ export class Trainer {
       trainable: s.trainable,
       pooling: this.resolved.pooling,
       padSide: this.o.model.tokenizer.padSide,
-      objective: this.objective,
+      objective: s.objective.loss,
       optimizer: s.optimizer,
       maxGradNorm: this.o.config.maxGradNorm,
     };
@@ -452,10 +463,10 @@ export class Trainer {
     s.state.best = { metric, value: v, step: s.state.step };
     if (!this.o.runDir) return;
     const m = this.o.model.model;
-    const all = s.trainable.size === m.params.size;
+    const all = s.modelTrainable.size === m.params.size;
     s.bestModelDir = await saveBestModel(
       this.o.runDir,
-      all ? m.params : s.trainable,
+      all ? m.params : s.modelTrainable,
       { step: s.state.step, metric, value: v, dev: dev.name, trainable: all ? 'all' : 'subset' },
       'dir' in this.o.model ? this.o.model.dir : undefined,
     );

@@ -1,0 +1,52 @@
+/**
+ * Sentence-BERT's classification objective (sentence-transformers `SoftmaxLoss` with its defaults,
+ * Reimers & Gurevych 2019): on a zigzag pair batch (./batch.ts), a linear classifier over the
+ * features (u, v, |u − v|) of each pair predicts its label:
+ *
+ *   logits_k = W · [u_k; v_k; |u_k − v_k|] + b,   L = (1/P) Σ_k −log softmax(logits_k)[y_k]
+ *
+ * W ([classes, 3·dim]) and b are trained with the model; `sbertClassifierInit` draws them as
+ * PyTorch's nn.Linear does (uniform in ±1/√fan_in), from a seed. Labels are class indices 0..C−1
+ * (AnglE Table 3's binary tasks: C = 2). Embeddings are only compared by cosine at evaluation.
+ */
+import { tf } from '../backend/index.js';
+import { InputError } from '../util/errors.js';
+import { pairCount, splitPairs } from './batch.js';
+import { assertEmbeddings, checkLabels } from './validate.js';
+
+export const SBERT_SOFTMAX_OBJECTIVE = 'SBERT softmax classification';
+
+/** W [classes, 3·dim] and b [classes], as nn.Linear(3·dim, classes) initialises them (kaiming-uniform a = √5). */
+export function sbertClassifierInit(dim: number, classes: number, seed: number): { weight: Float32Array; bias: Float32Array } {
+  const fanIn = 3 * dim;
+  const bound = 1 / Math.sqrt(fanIn);
+  // A small seeded generator (mulberry32): the draw only has to be reproducible, not PyTorch's.
+  let s = seed >>> 0;
+  const u = () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const weight = Float32Array.from({ length: classes * fanIn }, () => (2 * u() - 1) * bound);
+  const bias = Float32Array.from({ length: classes }, () => (2 * u() - 1) * bound);
+  return { weight, bias };
+}
+
+export function sbertSoftmaxLoss(emb: tf.Tensor2D, labels: ArrayLike<number>, weight: tf.Tensor2D, bias: tf.Tensor1D): tf.Scalar {
+  assertEmbeddings(emb, SBERT_SOFTMAX_OBJECTIVE);
+  const pairs = pairCount(emb.shape[0], SBERT_SOFTMAX_OBJECTIVE);
+  const y = checkLabels(labels, pairs, SBERT_SOFTMAX_OBJECTIVE);
+  const [classes, features] = weight.shape;
+  if (features !== 3 * emb.shape[1]) throw new InputError(`${SBERT_SOFTMAX_OBJECTIVE}: classifier takes ${features} features, the batch gives 3 × ${emb.shape[1]}`);
+  const bad = y.findIndex((v) => !Number.isInteger(v) || v < 0 || v >= classes);
+  if (bad >= 0) throw new InputError(`${SBERT_SOFTMAX_OBJECTIVE}: pair ${bad} has label ${y[bad]}; expected a class index 0..${classes - 1}`);
+  return tf.tidy(() => {
+    const { first, second } = splitPairs(emb, SBERT_SOFTMAX_OBJECTIVE);
+    const features = tf.concat([first, second, tf.abs(tf.sub(first, second))], 1);
+    const logits = tf.add(tf.matMul(features, weight, false, true), bias);
+    const oneHot = tf.oneHot(tf.tensor1d(Int32Array.from(y), 'int32'), classes);
+    return tf.neg(tf.mean(tf.sum(tf.mul(tf.logSoftmax(logits), oneHot), 1))) as tf.Scalar;
+  });
+}
