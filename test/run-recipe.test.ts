@@ -105,7 +105,7 @@ test("SimCSE's recipe trains on the positive pairs only", () => {
   const simcse = table3Recipes('stsb').simcse;
   const t = trainingData(simcse, d, undefined);
   assert.ok(t.kind === 'pairs');
-  const want = (d.train.items as Array<{ label: number }>).filter((p) => p.label >= 4).length;
+  const want = (d.train.items as unknown as Array<{ label: number }>).filter((p) => p.label >= 4).length;
   assert.equal(t.items.length, want);
   assert.ok(t.items.every((p) => (p as { label: number }).label === 1));
   assert.match(t.name, /positives \(label >= 4\)/);
