@@ -80,7 +80,7 @@ function options(r: Recipe) {
     resume: { type: 'boolean', help: 'continue the run in --run-dir from its newest checkpoint (an error when there is none)' },
     'resume-if-possible': { type: 'boolean', help: 'continue when --run-dir has a checkpoint, else start fresh' },
     experiment: { type: 'string', value: '<name>', help: 'the results subfolder', default: 'train-<task>' },
-    results: { type: 'string', value: '<dir>', help: 'where results files go', default: 'ANGLE_RESULTS_DIR, else results/' },
+    results: { type: 'string', value: '<dir>', help: 'where results files go', default: 'ANGLE_RESULTS_DIR, else results/smoke/ for the smoke preset (git-ignored), else results/' },
     help: { type: 'boolean', short: 'h', help: 'this text' },
   } satisfies OptionSpecs;
 }
@@ -120,7 +120,7 @@ function ibnPositives(v: string | undefined): IbnPositives | undefined {
 }
 
 /** The preset that applies, and what it sets (model, data root, run size). */
-function choosePreset(v: Values): { preset?: Preset; model?: string; data?: Located; backend?: string } {
+function choosePreset(v: Values): { preset?: Preset; model?: string; data?: Located; backend?: string; resultsDir?: string } {
   const name = v.preset ?? envConfig().preset ?? (v.model === undefined && envConfig().model === undefined ? 'smoke' : undefined);
   if (name === undefined) return {};
   if (!isPresetName(name)) throw new UnknownNameError('preset', name, PRESET_NAMES);
@@ -134,7 +134,7 @@ function choosePreset(v: Values): { preset?: Preset; model?: string; data?: Loca
   }
   const vars = presetVariables(preset.name, shared.path);
   console.log(`shared: ${shared.path} (from ${shared.from})`);
-  return { preset, model: vars.ANGLE_MODEL, data: { path: vars.ANGLE_DATA_DIR, from: `the ${name} preset` }, backend: vars.ANGLE_BACKEND };
+  return { preset, model: vars.ANGLE_MODEL, data: { path: vars.ANGLE_DATA_DIR, from: `the ${name} preset` }, backend: vars.ANGLE_BACKEND, resultsDir: vars.ANGLE_RESULTS_DIR };
 }
 
 /** The recipe with the run's flags applied. */
@@ -221,7 +221,7 @@ function plan(v: Values): Plan {
   const modelId = v.model ?? envConfig().model ?? p.model;
   if (!modelId) throw new UsageError('no model: pass --model <dir or hub id>, set ANGLE_MODEL, or use a preset');
   const data = v.data !== undefined || envConfig().dataDir !== undefined || !p.data ? locateDataDir(v.data) : p.data;
-  const resultsDir = resolve(v.results ?? envConfig().resultsDir);
+  const resultsDir = resolve(v.results ?? process.env.ANGLE_RESULTS_DIR?.trim() ?? p.resultsDir ?? envConfig().resultsDir);
   const experiment = v.experiment ?? `train-${t.name}`;
   runRecordPath(experiment, 'preflight', resultsDir); // the experiment name must be a file name
   const runDir = resolve(v['run-dir'] ?? join(resultsDir, experiment, 'runs', newRunId()));

@@ -12,6 +12,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { InputError, UnknownNameError } from '../util/errors.js';
+import { packageRoot } from '../util/package-root.js';
 import type { SimpleTable } from '../util/table.js';
 
 /** The model the papers fine-tune (AnglE-BERT, SimCSE): the default when nothing else is chosen. */
@@ -56,6 +57,7 @@ export const PRESETS: readonly Preset[] = [
       ANGLE_GOLDEN_DIR: '<first directory under <shared>/golden with a model/ subdirectory>',
       ANGLE_MODEL: '<ANGLE_GOLDEN_DIR>/model',
       ANGLE_BACKEND: 'wasm',
+      ANGLE_RESULTS_DIR: 'results/smoke (git-ignored: smoke numbers mean nothing)',
     },
     scale: { trainExamples: 256, maxSteps: 24, evalEvery: 12, maxBatchSize: 32, seeds: 1 },
   },
@@ -118,7 +120,15 @@ export function presetVariables(name: PresetName, shared?: string): Record<strin
       const golden = findGoldenDir(join(root, 'golden'));
       // wasm: on the tiny model it trains ~8x and embeds ~20x faster than cpu with the same losses
       // (cpu stays the parity reference; `npm run parity` and the tests choose it explicitly).
-      return { ANGLE_SHARED_DIR: root, ANGLE_DATA_DIR: join(root, 'data'), ANGLE_GOLDEN_DIR: golden, ANGLE_MODEL: join(golden, 'model'), ANGLE_BACKEND: 'wasm' };
+      // Smoke runs write under results/smoke/ (git-ignored): their numbers exercise code, not the papers.
+      return {
+        ANGLE_SHARED_DIR: root,
+        ANGLE_DATA_DIR: join(root, 'data'),
+        ANGLE_GOLDEN_DIR: golden,
+        ANGLE_MODEL: join(golden, 'model'),
+        ANGLE_BACKEND: 'wasm',
+        ANGLE_RESULTS_DIR: join(packageRoot(), 'results', 'smoke'),
+      };
     }
     case 'paper':
       return { ANGLE_MODEL: PAPER_MODEL };
@@ -138,4 +148,10 @@ export function presetTable(): SimpleTable {
       Object.keys(p.scale).length ? Object.entries(p.scale).map(([k, v]) => `${k} ${v}`).join(', ') : "the recipe's",
     ]),
   };
+}
+
+/** The seeds a preset runs each configuration with: 42, 43, … as many as its scale says (default 1). */
+export function seedsFor(preset: string | undefined): number[] {
+  const n = preset && isPresetName(preset) ? (presetByName(preset).scale.seeds ?? 1) : 1;
+  return Array.from({ length: n }, (_, i) => 42 + i);
 }

@@ -95,7 +95,7 @@ export class TablePlan {
         data.set(t.name, t.load({ dataDir: o.dataDir }));
       } catch (e) {
         if (!(e instanceof InputError) && !(e instanceof UnavailableError)) throw e;
-        data.set(t.name, `data not on this machine: ${e.message}`);
+        data.set(t.name, e.message);
       }
     }
     return new TablePlan(rows, o, data);
@@ -115,7 +115,8 @@ export class TablePlan {
   blocked(row: PlannedRow): string | undefined {
     if (!row.recipe) return row.unavailable ?? 'no recipe';
     const d = this.data.get(row.recipe.task);
-    return typeof d === 'string' ? d : undefined;
+    // The cell says it in a few words; dataTable() says which files are missing and how to get them.
+    return typeof d === 'string' ? `data not on this machine (${task(row.recipe.task).title}; see the data table)` : undefined;
   }
 
   private trainExamples(): number | undefined {
@@ -148,7 +149,7 @@ export class TablePlan {
     const rows: SimpleTable['rows'] = [];
     for (const [name, d] of this.data) {
       const limit = this.trainExamples();
-      if (typeof d === 'string') rows.push([task(name).title, '', '', '', d]);
+      if (typeof d === 'string') rows.push([task(name).title, '', '', '', `not on this machine: ${d}`]);
       else rows.push([task(name).title, limit !== undefined ? `${Math.min(limit, d.train.items.length)} of ${d.train.items.length}` : d.train.items.length, `${d.dev.rows} (${d.dev.name})`, `${d.test.rows} (${d.test.name})`, 'here']);
     }
     return { caption: 'Training data (examples) and evaluation sets (pairs)', columns: ['task', 'train', 'dev', 'test', 'where'], rows };
