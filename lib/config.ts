@@ -7,6 +7,7 @@
  * |--------------------|--------------------------------------------------------------------|
  * | ANGLE_DATA_DIR     | local data root laid out like princeton-nlp/datasets-for-simcse + GLUE (see lib/data) |
  * | ANGLE_MODEL        | default model: a Hub id or a local model directory                 |
+ * | ANGLE_LLM_MODEL    | default decoder LM (PromptEOL, AnglE-LLaMA, LLM supervision): Hub id or directory |
  * | ANGLE_BACKEND      | tfjs backend: cpu (default), wasm, cuda, tensorflow                |
  * | ANGLE_GOLDEN_DIR   | a golden reference directory (parity command and tests)            |
  * | ANGLE_RESULTS_DIR  | where runs write results (default: ./results)                      |
@@ -28,6 +29,7 @@ import { packageRoot } from './util/package-root.js';
 export interface EnvConfig {
   dataDir?: string;
   model?: string;
+  llmModel?: string;
   backend?: string;
   goldenDir?: string;
   resultsDir: string;
@@ -43,6 +45,7 @@ export function envConfig(env: NodeJS.ProcessEnv = process.env): EnvConfig {
   return {
     dataDir: nonEmpty(env.ANGLE_DATA_DIR),
     model: nonEmpty(env.ANGLE_MODEL),
+    llmModel: nonEmpty(env.ANGLE_LLM_MODEL),
     backend: nonEmpty(env.ANGLE_BACKEND),
     goldenDir: nonEmpty(env.ANGLE_GOLDEN_DIR),
     resultsDir: nonEmpty(env.ANGLE_RESULTS_DIR) ?? 'results',

@@ -4,6 +4,7 @@
  */
 export { type Evaluator, type EvaluationResult } from './evaluator.js';
 export { stsEvaluator, binaryEvaluator } from './pair-evaluators.js';
+export { alignUniformEvaluator, type AlignUniformEvaluatorOptions } from './align-uniform-evaluator.js';
 export { rankAverage, pearson, spearman } from './spearman.js';
 export {
   dedupe,

@@ -4,7 +4,7 @@
  * models and data come from and how big a run is (./presets.ts).
  */
 export { TASK_NAMES, task, allTasks, type TaskName, type TaskDefinition, type TaskData } from './tasks.js';
-export { PRESETS, PRESET_NAMES, PAPER_MODEL, presetTable, presetByName, isPresetName, seedsFor, type Preset, type PresetName, type RunScale } from './presets.js';
+export { PRESETS, PRESET_NAMES, PAPER_MODEL, PAPER_LLM_MODEL, presetTable, presetByName, isPresetName, seedsFor, type Preset, type PresetName, type RunScale } from './presets.js';
 export {
   defaultRecipe,
   recipe,

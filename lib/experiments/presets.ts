@@ -18,6 +18,9 @@ import type { SimpleTable } from '../util/table.js';
 /** The model the papers fine-tune (AnglE-BERT, SimCSE): the default when nothing else is chosen. */
 export const PAPER_MODEL = 'google-bert/bert-base-uncased';
 
+/** The decoder the papers' LLM results use (AnglE-LLaMA, PromptEOL's LLaMA rows): the Hub's LLaMA-2-7B. */
+export const PAPER_LLM_MODEL = 'NousResearch/Llama-2-7b-hf';
+
 export const PRESET_NAMES = ['smoke', 'paper'] as const;
 export type PresetName = (typeof PRESET_NAMES)[number];
 
@@ -56,6 +59,7 @@ export const PRESETS: readonly Preset[] = [
       ANGLE_DATA_DIR: '<shared>/data',
       ANGLE_GOLDEN_DIR: '<first directory under <shared>/golden with a model/ subdirectory>',
       ANGLE_MODEL: '<ANGLE_GOLDEN_DIR>/model',
+      ANGLE_LLM_MODEL: '<shared>/models/llama2c-stories260K (the toy llama2.c model)',
       ANGLE_BACKEND: 'wasm',
       ANGLE_RESULTS_DIR: 'results/smoke (git-ignored: smoke numbers mean nothing)',
     },
@@ -65,7 +69,7 @@ export const PRESETS: readonly Preset[] = [
     name: 'paper',
     purpose: "the papers' setting: bert-base-uncased, model and data from the Hugging Face Hub (a GPU host)",
     needsShared: false,
-    sets: { ANGLE_MODEL: PAPER_MODEL },
+    sets: { ANGLE_MODEL: PAPER_MODEL, ANGLE_LLM_MODEL: PAPER_LLM_MODEL },
     scale: { seeds: 3 },
   },
 ];
@@ -126,12 +130,13 @@ export function presetVariables(name: PresetName, shared?: string): Record<strin
         ANGLE_DATA_DIR: join(root, 'data'),
         ANGLE_GOLDEN_DIR: golden,
         ANGLE_MODEL: join(golden, 'model'),
+        ANGLE_LLM_MODEL: join(root, 'models', 'llama2c-stories260K'),
         ANGLE_BACKEND: 'wasm',
         ANGLE_RESULTS_DIR: join(packageRoot(), 'results', 'smoke'),
       };
     }
     case 'paper':
-      return { ANGLE_MODEL: PAPER_MODEL };
+      return { ANGLE_MODEL: PAPER_MODEL, ANGLE_LLM_MODEL: PAPER_LLM_MODEL };
   }
 }
 

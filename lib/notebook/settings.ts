@@ -6,13 +6,15 @@ import { isAbsolute, resolve } from 'node:path';
 import { envConfig } from '../config.js';
 import { packageRoot } from '../util/package-root.js';
 import type { SimpleTable } from '../util/table.js';
-import { PAPER_MODEL } from '../experiments/presets.js';
+import { PAPER_LLM_MODEL, PAPER_MODEL } from '../experiments/presets.js';
 
 export interface NotebookSettings {
   /** The runner's preset (ANGLE_PRESET), or undefined when none was applied (plain Jupyter). */
   preset?: string;
   /** ANGLE_MODEL, else the papers' model (a Hub id). */
   model: string;
+  /** ANGLE_LLM_MODEL, else the papers' decoder (LLaMA-2-7B from the Hub). */
+  llmModel: string;
   /** ANGLE_DATA_DIR, or undefined: data then comes from the Hub. */
   dataDir?: string;
   /** ANGLE_BACKEND, else cpu (as initBackend chooses). */
@@ -31,6 +33,7 @@ export function notebookSettings(env: NodeJS.ProcessEnv = process.env): Notebook
   return {
     preset: c.preset,
     model: c.model ?? PAPER_MODEL,
+    llmModel: c.llmModel ?? PAPER_LLM_MODEL,
     dataDir: c.dataDir,
     backend: c.backend ?? 'cpu',
     goldenDir: c.goldenDir,
@@ -45,6 +48,7 @@ export function settingsTable(s: NotebookSettings = notebookSettings()): SimpleT
     rows: [
       ['preset', s.preset ?? '(none)'],
       ['model', s.model],
+      ['decoder LM', s.llmModel],
       ['data', s.dataDir ?? '(Hugging Face Hub)'],
       ['backend', s.backend],
       ['golden', s.goldenDir ?? '(none)'],

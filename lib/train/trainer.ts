@@ -107,6 +107,12 @@ export interface TrainerOptions {
    */
   test?: Evaluator;
   config: TrainerConfig;
+  /**
+   * Evaluated with the dev set at every dev evaluation, on the same weights; their metrics join the
+   * evaluation log as `<key>.<metric>` (e.g. `geometry.alignment`), never select checkpoints. For
+   * tracking a run, e.g. its alignment and uniformity (lib/eval/align-uniform-evaluator.ts).
+   */
+  probes?: Record<string, Evaluator>;
   /** Checkpoints and the best model go here. */
   runDir?: string;
   onStep?: (log: StepLog) => void;
@@ -219,6 +225,7 @@ export class Trainer {
     if (c.evalEvery !== 'epoch') positiveInt(c.evalEvery, 'evalEvery');
     positiveInt(c.checkpointEvery, 'checkpointEvery');
     positiveInt(c.keepCheckpoints, 'keepCheckpoints');
+    if (o.probes && !o.dev) throw new InputError('probes are evaluated with the dev set: pass dev as well');
     if (c.evalEvery !== undefined && !o.dev) {
       throw new InputError(`evalEvery is ${c.evalEvery} but no dev set was given: pass 'dev' (e.g. stsEvaluator(loadStsBenchmark('dev'))) or drop evalEvery`);
     }
@@ -449,7 +456,12 @@ export class Trainer {
   private async evaluateAndKeepBest(s: Session, last: boolean): Promise<void> {
     const dev = this.o.dev!;
     const t0 = performance.now();
-    const { metrics } = await dev.evaluate(this.encoderForEval());
+    const encoder = this.encoderForEval();
+    const { metrics } = await dev.evaluate(encoder);
+    for (const [key, probe] of Object.entries(this.o.probes ?? {})) {
+      const r = await probe.evaluate(encoder);
+      for (const [k, v] of Object.entries(r.metrics)) metrics[`${key}.${k}`] = v;
+    }
     const ev: EvalLog = { step: s.state.step, metrics, seconds: (performance.now() - t0) / 1000 };
     this.o.onEval?.(ev);
     s.state.evals.push(ev);

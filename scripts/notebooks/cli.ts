@@ -20,7 +20,7 @@ import { runNotebook, shown, type NotebookRun, type RunContext } from './runner.
 
 const DEFAULT_TIMEOUT_S = 30 * 60;
 /** The environment variables notebooks read (lib/config.ts), shown in the run's header. */
-const ANGLE_VARS = ['ANGLE_PRESET', 'ANGLE_MODEL', 'ANGLE_DATA_DIR', 'ANGLE_GOLDEN_DIR', 'ANGLE_BACKEND', 'ANGLE_RESULTS_DIR', 'ANGLE_SHARED_DIR'];
+const ANGLE_VARS = ['ANGLE_PRESET', 'ANGLE_MODEL', 'ANGLE_LLM_MODEL', 'ANGLE_DATA_DIR', 'ANGLE_GOLDEN_DIR', 'ANGLE_BACKEND', 'ANGLE_RESULTS_DIR', 'ANGLE_SHARED_DIR'];
 
 class UsageError extends Error {}
 
