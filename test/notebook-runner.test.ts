@@ -298,7 +298,7 @@ describe('run-notebooks: failures', { concurrency: true }, () => {
   test('an unknown notebook name is a usage error listing the notebooks', async () => {
     const run = await runRunner(['nope', '--preset', 'paper']);
     assert.equal(run.code, 2);
-    assert.match(run.stderr, /no notebook named or starting with "nope" in test\/fixtures\/notebooks; available: 00-outputs, 01-runtime-error, 02-type-error, 03-timeout, 04-async-timeout, 05-kernel-exit, 06-env\n/);
+    assert.match(run.stderr, /no notebook named or starting with "nope" in test\/fixtures\/notebooks; available: 00-outputs, 01-runtime-error, 02-type-error, 03-timeout, 04-async-timeout, 05-kernel-exit, 06-env \(see --help\)\n/);
   });
 });
 
