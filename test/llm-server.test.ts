@@ -208,7 +208,7 @@ test("bad requests get OpenAI's error JSON with the right status, and the client
   assert.equal(err.attempts, 1);
   assert.equal(c.attemptsSent, 1);
   assert.match(err.message, /^prompt p-unknown-model: HTTP 404 from .*: the model 'no-such-model' does not exist here; this server has 'stories260K' \(model_not_found\)$/);
-  assert.match(server!.stderr(), /POST \/v1\/chat\/completions 404/);
+  await server!.waitForLog(/POST \/v1\/chat\/completions 404/);
 });
 
 test('serve-llm --help lists every option; a bad flag value is a one-line usage error (exit 2)', async () => {

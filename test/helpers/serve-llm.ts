@@ -12,6 +12,11 @@ export interface ServeLlm {
   child: ChildProcess;
   /** What the server wrote on stderr (its request log). */
   stderr(): string;
+  /**
+   * Waits until the request log matches `re` (the server logs a request after its response is
+   * sent, so the line can arrive after the client has its answer); rejects with the log after `ms`.
+   */
+  waitForLog(re: RegExp, ms?: number): Promise<void>;
   /** SIGTERM, then its exit code. */
   stop(): Promise<number | null>;
 }
@@ -54,6 +59,16 @@ export function startServeLlm(args: string[], timeoutMs = 60_000): Promise<Serve
           baseURL: m[1],
           child,
           stderr: () => stderr,
+          waitForLog: (re, ms = 5000) =>
+            new Promise<void>((ok, fail) => {
+              const t0 = Date.now();
+              const poll = setInterval(() => {
+                if (re.test(stderr)) ok();
+                else if (Date.now() - t0 > ms) fail(new Error(`no line matching ${re} in the server's log within ${ms} ms:\n${stderr}`));
+                else return;
+                clearInterval(poll);
+              }, 20);
+            }),
           stop: async () => {
             child.kill('SIGTERM');
             return exited;
