@@ -1,5 +1,5 @@
 /**
- * npm run parity [-- --golden <dir>] [--data <dir>] [--backend cpu] [--only forward,losses,...]
+ * npm run parity [-- --golden <dir>] [--data <dir>] [--backend cpu] [--engine tfjs|onnx] [--only forward,losses,...]
  *
  * Checks this implementation against golden reference outputs (their layout:
  * shared/golden/README.md): one line per check, then `parity: N passed, M failed`; exits 1 when a
@@ -7,25 +7,30 @@
  * (lib/parity/suites.ts: encoder sets forward/losses/eval/train, decoder sets decoder, transfer
  * sets transfer). Without --golden it uses ANGLE_GOLDEN_DIR, else the shared folder's golden/
  * (every set there); the data root is --data, else ANGLE_DATA_DIR, else the shared folder's data/.
+ * --engine onnx runs the forward and eval suites' forward passes on ONNX Runtime (the graph
+ * exported from the model, lib/embed/engines) instead of the tfjs forward, the reference.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { initBackend } from '../lib/backend/index.js';
 import { locateDataDir, locateGoldenDir } from '../lib/config.js';
 import type { ParityCheck } from '../lib/parity/check.js';
+import { parseEngineChoice } from '../lib/embed/engines/choose.js';
+import { loadOnnxRuntime } from '../lib/embed/engines/onnx-runtime.js';
 import { goldenSetKind, goldenSuites, GOLDEN_SUITE_NAMES, SUITES_OF_KIND, type GoldenSuiteName } from '../lib/parity/suites.js';
-import { InputError, UnknownNameError } from '../lib/util/errors.js';
+import { InputError, UnavailableError, UnknownNameError } from '../lib/util/errors.js';
 import { EXIT, helpText, parseOptions, runCommand, UsageError, type OptionSpecs } from './cli/command.js';
 
 const OPTIONS = {
   golden: { type: 'string', value: '<dir>', help: 'a golden set, or a folder of sets', default: 'ANGLE_GOLDEN_DIR, else <shared>/golden (every set there)' },
   data: { type: 'string', value: '<dir>', help: 'the data root the eval, train and transfer suites read', default: 'ANGLE_DATA_DIR, else <shared>/data' },
   backend: { type: 'string', value: '<name>', help: 'tfjs backend: cpu, wasm, cuda, tensorflow', default: 'ANGLE_BACKEND, else cpu' },
+  engine: { type: 'string', value: '<name>', help: 'inference engine of the forward and eval suites: tfjs (the reference) or onnx (ONNX Runtime)', default: 'ANGLE_INFERENCE, else tfjs' },
   only: { type: 'string', value: '<suites>', help: `comma-separated suites to run: ${GOLDEN_SUITE_NAMES.join(', ')}`, default: 'every suite of each set' },
   help: { type: 'boolean', short: 'h', help: 'this text' },
 } satisfies OptionSpecs;
 
-const USAGE = 'usage: npm run parity -- [--golden <dir>] [--data <dir>] [--backend <name>] [--only <suites>]';
+const USAGE = 'usage: npm run parity -- [--golden <dir>] [--data <dir>] [--backend <name>] [--engine <name>] [--only <suites>]';
 const FOOTER = `The shared folder is ANGLE_SHARED_DIR, else ../shared beside the repository.
 Exit codes: 0 every check passed, 1 a check failed, 2 usage or input error, 3 backend unavailable.`;
 
@@ -58,11 +63,17 @@ async function main(): Promise<number> {
   if (!golden) throw new UsageError('no golden reference: pass --golden <dir>, set ANGLE_GOLDEN_DIR, or keep the shared folder beside the repository (../shared)');
   const data = locateDataDir(values.data);
   const only = parseOnly(values.only);
+  const engine = parseEngineChoice(values.engine ?? (process.env.ANGLE_INFERENCE?.trim() ? undefined : 'tfjs'));
   const sets = goldenSets(golden.path);
   const runnable = sets.filter((s) => !only || SUITES_OF_KIND[goldenSetKind(s)!].some((n) => only.includes(n)));
   if (runnable.length === 0) throw new UsageError(`--only ${values.only}: none of these suites applies to the golden sets under ${golden.path}`);
   console.log(`golden: ${golden.path} (from ${golden.from}); data: ${data ? `${data.path} (from ${data.from})` : 'none (the eval, train and transfer suites need one)'}`);
   await initBackend(values.backend);
+  if (engine === 'onnx') {
+    const rt = await loadOnnxRuntime();
+    if ('error' in rt) throw new UnavailableError(`--engine onnx: ${rt.error}`);
+  }
+  console.log(`inference engine of the forward and eval suites: ${engine}`);
 
   let passed = 0;
   let failed = 0;
@@ -73,7 +84,7 @@ async function main(): Promise<number> {
   };
   for (const dir of runnable) {
     const set = basename(dir);
-    for (const suite of goldenSuites({ goldenDir: dir, dataDir: data?.path, only, log: (l) => console.error(`     ${l}`) })) {
+    for (const suite of goldenSuites({ goldenDir: dir, dataDir: data?.path, only, engine, log: (l) => console.error(`     ${l}`) })) {
       const t0 = Date.now();
       try {
         for (const c of await suite.run()) report(set, c);

@@ -23,6 +23,7 @@ import { isPresetName, presetByName, presetVariables, PRESET_NAMES, type Preset 
 import { defaultRecipe, recipe as recipeByName, RECIPE_NAMES, scaleRecipe, type Recipe } from '../lib/experiments/recipes.js';
 import { task, TASK_NAMES, type TaskData, type TaskName } from '../lib/experiments/tasks.js';
 import { DUPLICATE_HANDLINGS, type DuplicateHandling, type IbnPositives } from '../lib/losses/in-batch-negatives.js';
+import { POOLING_STRATEGIES } from '../lib/embed/pooling.js';
 import { loadModel } from '../lib/models/auto.js';
 import { collectProvenance } from '../lib/report/provenance.js';
 import { newRunId, runRecordPath } from '../lib/report/run-record.js';
@@ -55,11 +56,11 @@ function options(r: Recipe) {
     data: { type: 'string', value: '<dir>', help: 'the local data root', default: 'ANGLE_DATA_DIR, else <shared>/data, else the Hub cache' },
     backend: { type: 'string', value: '<name>', help: 'cpu, wasm, cuda, tensorflow', default: "ANGLE_BACKEND, else the preset's (smoke: wasm), else cpu" },
     objective: { type: 'string', value: '<name>', help: OBJECTIVE_NAMES.join(', '), default: from(c.objective.name, 'objective') },
-    weights: { type: 'string', value: 'cosine=1,ibn=1,angle=1', help: 'AnglE objective weights', default: from(loss.weights ?? 'the paper preset', 'objective.weights') },
-    taus: { type: 'string', value: 'cosine=20,ibn=20,angle=1', help: 'AnglE objective scales (20 = temperature 0.05)', default: from(loss.taus ?? 'the paper preset', 'objective.taus') },
-    'ibn-positives': { type: 'string', value: '<rule>', help: "which pairs in-batch negatives treat as positives: binary (labels 0/1), angle-int (AnglE code's int cast), threshold=<t> (label >= t)", default: from(loss.ibnPositives ?? 'binary', 'objective.ibnPositives') },
-    duplicates: { type: 'string', value: '<mode>', help: `identical sentences in a batch (ISP): ${DUPLICATE_HANDLINGS.join(', ')}`, default: from(loss.duplicates ?? 'ignore', 'objective.duplicates') },
-    pooling: { type: 'string', value: '<name>', help: 'cls, cls_avg, avg, max, first_last_avg, last', default: from(c.pooling ?? 'cls', 'pooling') },
+    weights: { type: 'string', value: 'cosine=1,ibn=1,angle=1', help: 'AnglE objective weights', default: from(loss.weights ?? 'the paper preset', 'objective.loss.weights') },
+    taus: { type: 'string', value: 'cosine=20,ibn=20,angle=1', help: 'AnglE objective scales (20 = temperature 0.05)', default: from(loss.taus ?? 'the paper preset', 'objective.loss.taus') },
+    'ibn-positives': { type: 'string', value: '<rule>', help: "which pairs in-batch negatives treat as positives: binary (labels 0/1), angle-int (AnglE code's int cast), threshold=<t> (label >= t)", default: from(loss.ibnPositives ?? 'binary', 'objective.loss.ibnPositives') },
+    duplicates: { type: 'string', value: '<mode>', help: `identical sentences in a batch (ISP): ${DUPLICATE_HANDLINGS.join(', ')}`, default: from(loss.duplicates ?? 'ignore', 'objective.loss.duplicates') },
+    pooling: { type: 'string', value: '<name>', help: POOLING_STRATEGIES.join(', '), default: from(c.pooling ?? 'cls', 'pooling') },
     'max-length': { type: 'string', value: '<n>', help: 'tokens per text, special tokens included', default: from(c.maxLength, 'maxLength') },
     'batch-size': { type: 'string', value: '<n>', help: 'examples (pairs, triplets) per micro-batch', default: from(c.batchSize, 'batchSize') },
     'grad-accumulation': { type: 'string', value: '<n>', help: 'micro-batches per optimiser step', default: '1' },

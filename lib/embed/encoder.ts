@@ -2,19 +2,27 @@
  * Sentence encoders over any text model (lib/models/types.ts TextModel): texts -> tokenise ->
  * model -> pooling -> one float32 row per text.
  *
- * Texts are tokenised once, sorted by length (longest first, so the first batch shows the worst
- * memory case and padding waste is minimal), embedded in batches without gradients, and put back
- * in input order. Several pooling strategies can come out of one forward pass
- * (`MultiPoolingEmbedder`), which is how the evaluation compares `cls` and `avg` at the price of one.
+ * Texts are tokenised once, sorted by length and embedded in batches without gradients
+ * (./batches.ts), and put back in input order. Several pooling strategies can come out of one
+ * forward pass (`MultiPoolingEmbedder`), which is how the evaluation compares `cls` and `avg` at
+ * the price of one. A model loaded from a sentence-transformers folder carries its own pipeline
+ * (`sentenceEmbedding`: pooling, dense layers, normalisation, max length), which
+ * `PooledSentenceEncoder` applies when no pooling is given (./sentence-transformer-encoder.ts).
+ *
+ * The forward passes run on an inference engine (./engines/): ONNX Runtime on CPU hosts where it
+ * is installed and knows the architecture, the model's tfjs forward otherwise; the `engine` option
+ * or ANGLE_INFERENCE overrides (`onnx`, `tfjs`). Pooling is the same tfjs code for both.
  */
-import { tf } from '../backend/index.js';
 import type { LoadedModel } from '../models/types.js';
-import { Progress } from '../util/progress.js';
-import { needsHiddenStates, parsePooling, pool, type Pooling } from './pooling.js';
+import { embedInBatches } from './batches.js';
+import { chooseInferenceEngine, type ChooseEngineOptions, type InferenceEngineChoice } from './engines/choose.js';
+import type { InferenceEngine } from './engines/types.js';
+import { needsHiddenStates, needsPoolerOutput, parsePooling, pool, type Pooling } from './pooling.js';
+import { SentenceTransformerEncoder } from './sentence-transformer-encoder.js';
 import type { EncodeOptions, Embeddings, SentenceEncoder } from './types.js';
 
-/** The part of a loaded model an encoder needs. */
-export type EncoderModel = Pick<LoadedModel, 'model' | 'tokenizer'>;
+/** The part of a loaded model an encoder needs (sentenceEmbedding: a sentence-transformers folder's pipeline). */
+export type EncoderModel = Pick<LoadedModel, 'model' | 'tokenizer' | 'sentenceEmbedding'>;
 
 export interface EncoderOptions {
   /** Pooling strategy or its paper name (default `cls`). */
@@ -25,12 +33,17 @@ export interface EncoderOptions {
   batchSize?: number;
   /** Print progress for lists at least this long (default 2000). */
   progressThreshold?: number;
+  /** Inference engine: `auto`, `onnx`, `tfjs` (default ANGLE_INFERENCE, else auto), or an engine object. */
+  engine?: InferenceEngineChoice | string | InferenceEngine;
+  /** Settings of the engines: ONNX Runtime's graph cache and threads, tfjs's padded-token bound, the notice log. */
+  engineOptions?: Omit<ChooseEngineOptions, 'engine'>;
 }
 
 /** Embeds texts with one or more pooling strategies from a single forward pass per batch. */
 export class MultiPoolingEmbedder {
   readonly maxLength: number;
   readonly batchSize: number;
+  private engine?: Promise<InferenceEngine>;
 
   constructor(
     private readonly m: EncoderModel,
@@ -45,59 +58,74 @@ export class MultiPoolingEmbedder {
     return this.m.model.hiddenSize;
   }
 
+  /** The engine this embedder runs its forward passes on (chosen on first use). */
+  inferenceEngine(): Promise<InferenceEngine> {
+    const e = this.opts.engine;
+    this.engine ??= typeof e === 'object' ? Promise.resolve(e) : chooseInferenceEngine(this.m.model, { ...this.opts.engineOptions, engine: e });
+    return this.engine;
+  }
+
   async embed(texts: string[], poolings: readonly Pooling[], opts: EncodeOptions = {}): Promise<Map<Pooling, Embeddings>> {
     const dim = this.dim;
-    const out = new Map<Pooling, Embeddings>(poolings.map((p) => [p, { data: new Float32Array(texts.length * dim), rows: texts.length, dim }]));
     const encoded = texts.map((t, i) => {
       if (typeof t !== 'string') throw new TypeError(`text ${i} is ${typeof t}, expected a string`);
       return this.m.tokenizer.encode(t, null, this.maxLength);
     });
-    const order = encoded.map((_, i) => i).sort((a, b) => encoded[b].ids.length - encoded[a].ids.length || a - b);
-    const show = opts.progress ?? texts.length >= (this.opts.progressThreshold ?? 2000);
-    const progress = new Progress({ label: `embedding (${poolings.join(', ')})`, total: texts.length, unit: 'texts', enabled: show });
-    const hidden = poolings.some(needsHiddenStates);
-    for (let s = 0; s < order.length; s += this.batchSize) {
-      const idx = order.slice(s, s + this.batchSize);
-      const batch = this.m.tokenizer.pad(idx.map((i) => encoded[i]));
-      const pooled = tf.tidy(() => {
-        const o = this.m.model.forward(batch, { training: false, outputHiddenStates: hidden });
-        const mask = tf.tensor2d(batch.attentionMask, [batch.batch, batch.seqLen], 'int32');
-        return poolings.map((p) => pool(p, { lastHiddenState: o.lastHiddenState, hiddenStates: o.hiddenStates, attentionMask: mask, padSide: this.m.tokenizer.padSide }));
-      });
-      for (let k = 0; k < poolings.length; k++) {
-        const values = (await pooled[k].data()) as Float32Array;
-        const dest = out.get(poolings[k])!.data;
-        idx.forEach((orig, r) => dest.set(values.subarray(r * dim, (r + 1) * dim), orig * dim));
-      }
-      tf.dispose(pooled);
-      progress.tick(idx.length);
-      // Let the event loop breathe between batches (progress output, notebook interrupts).
-      await new Promise((r) => setImmediate(r));
-    }
-    return out;
+    const rows = await embedInBatches(
+      this.m,
+      encoded,
+      {
+        engine: await this.inferenceEngine(),
+        batchSize: this.batchSize,
+        dims: poolings.map(() => dim),
+        // The engines return the pooler output alongside the hidden states (the ONNX graph has it
+        // only in that variant), so `cls_pooler` asks for them too.
+        hiddenStates: poolings.some((p) => needsHiddenStates(p) || needsPoolerOutput(p)),
+        label: `embedding (${poolings.join(', ')})`,
+        progress: opts.progress ?? texts.length >= (this.opts.progressThreshold ?? 2000),
+      },
+      ({ output, mask }) =>
+        poolings.map((p) =>
+          pool(p, { lastHiddenState: output.lastHiddenState, hiddenStates: output.hiddenStates, poolerOutput: output.poolerOutput, attentionMask: mask, padSide: this.m.tokenizer.padSide }),
+        ),
+    );
+    return new Map(poolings.map((p, k) => [p, { data: rows[k], rows: texts.length, dim }]));
   }
 }
 
-/** A SentenceEncoder with one pooling strategy. */
+/**
+ * A SentenceEncoder with one pooling strategy. Without a `pooling` option, a model loaded from a
+ * sentence-transformers folder is encoded as that folder says (its `sentenceEmbedding`: pooling,
+ * dense layers, normalisation, its max length unless `maxLength` is given); any other model with `cls`.
+ */
 export class PooledSentenceEncoder implements SentenceEncoder {
-  readonly pooling: Pooling;
-  private readonly embedder: MultiPoolingEmbedder;
+  /** Our pooling strategy, or 'sentence-transformers' when the model folder's own pipeline is used. */
+  readonly pooling: Pooling | 'sentence-transformers';
+  private readonly embedder?: MultiPoolingEmbedder;
+  private readonly folderPipeline?: SentenceTransformerEncoder;
 
   constructor(m: EncoderModel, opts: EncoderOptions = {}) {
-    this.pooling = parsePooling(opts.pooling ?? 'cls');
-    this.embedder = new MultiPoolingEmbedder(m, opts);
+    if (opts.pooling === undefined && m.sentenceEmbedding) {
+      this.pooling = 'sentence-transformers';
+      this.folderPipeline = new SentenceTransformerEncoder(m, opts);
+    } else {
+      this.pooling = parsePooling(opts.pooling ?? 'cls');
+      this.embedder = new MultiPoolingEmbedder(m, opts);
+    }
   }
 
   get maxLength(): number {
-    return this.embedder.maxLength;
+    return this.folderPipeline?.maxLength ?? this.embedder!.maxLength;
   }
 
   get dim(): number {
-    return this.embedder.dim;
+    return this.folderPipeline?.dim ?? this.embedder!.dim;
   }
 
   async encode(texts: string[], opts: EncodeOptions = {}): Promise<Embeddings> {
-    return (await this.embedder.embed(texts, [this.pooling], opts)).get(this.pooling)!;
+    if (this.folderPipeline) return this.folderPipeline.encode(texts, opts);
+    const p = this.pooling as Pooling;
+    return (await this.embedder!.embed(texts, [p], opts)).get(p)!;
   }
 }
 

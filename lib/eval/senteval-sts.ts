@@ -9,7 +9,11 @@
  *   by subset size;
  * - STS-B and SICK-R: the test split is reported, dev selects checkpoints.
  *
- * Each task's distinct sentences are embedded once (one encode call per task).
+ * Each task's distinct sentences are embedded once (one encode call per task). For a pooling
+ * whose result depends on the batch (angle_emb 0.1.x's `cls_avg`, lib/embed/pooling.ts
+ * `cls_avg_legacy`), `sentevalBatchSize` encodes instead as SentEval's batcher saw the data
+ * (`sentevalBatches`): per set, pairs in SentEval's order, that many pairs at a time, the batch's
+ * first sentences in one encode call and its second sentences in another.
  */
 import type { EncodeOptions, SentenceEncoder } from '../embed/types.js';
 import { loadStsTask, type StsSet, type StsSplit } from '../data/sts.js';
@@ -66,6 +70,12 @@ export interface StsSuiteOptions {
   /** Splits of STS-B and SICK-R; default dev and test. */
   splits?: readonly StsSplit[];
   encode?: EncodeOptions;
+  /**
+   * Encode pairs in SentEval's batches of this many pairs (AnglE's eval.py: 16) instead of each
+   * distinct sentence once; see `sentevalBatches`. The encoder's own batch size must be at least
+   * this, so that one encode call is one forward pass.
+   */
+  sentevalBatchSize?: number;
   /** Called after each task, e.g. to print progress. */
   onTask?: (r: StsTaskResult) => void;
 }
@@ -155,14 +165,62 @@ export function indexStsSets(task: StsTaskName, sets: readonly StsSet[]): { uniq
   return { unique, sets: out };
 }
 
-/** Scores already-loaded sets of one task with an encoder (one encode call for all of them). */
+/**
+ * The pair batches SentEval's batcher sees for one set (SimCSE's vendored SentEval/senteval/sts.py,
+ * which AnglE's eval.py runs): pair indices in SentEval's order, cut into `size`-pair batches.
+ * - STS12-16 (STSEval.loadFile): every sentence is padded with '' tokens to the subset's longest
+ *   sentence before `sorted(..., key=lambda z: (len(z[0]), len(z[1]), z[2]))`, so both lengths are
+ *   equal for every pair and the order is by gold score, ascending, ties in file order (a stable sort).
+ * - STS-B and SICK-R (STSBenchmarkEval, SICKRelatednessEval: STSEval subclasses whose loadFile does
+ *   not sort): file order.
+ */
+export function sentevalBatches(task: StsTaskName, gold: ArrayLike<number>, size: number): Uint32Array[] {
+  if (!Number.isInteger(size) || size < 1) throw new RangeError(`SentEval batch size must be a positive integer, got ${size}`);
+  const order = Array.from({ length: gold.length }, (_, k) => k);
+  if ((STS_YEARS as readonly string[]).includes(task)) order.sort((a, b) => gold[a] - gold[b]);
+  const out: Uint32Array[] = [];
+  for (let s = 0; s < order.length; s += size) out.push(Uint32Array.from(order.slice(s, s + size)));
+  return out;
+}
+
+/** Cosine per pair (in the set's pair order), encoding batch by batch as SentEval does. */
+async function sentevalCosines(encoder: SentenceEncoder, task: StsTaskName, set: StsSet, size: number, encode?: EncodeOptions): Promise<Float64Array> {
+  const cos = new Float64Array(set.pairs.length);
+  for (const batch of sentevalBatches(task, Float64Array.from(set.pairs, (p) => p.score), size)) {
+    const n = batch.length;
+    const a = await encoder.encode(Array.from(batch, (k) => set.pairs[k].a), encode);
+    const b = await encoder.encode(Array.from(batch, (k) => set.pairs[k].b), encode);
+    checkEmbeddings(a, n);
+    checkEmbeddings(b, n);
+    const both = new Float32Array(2 * n * a.dim);
+    both.set(a.data);
+    both.set(b.data, n * a.dim);
+    const rows = Uint32Array.from({ length: n }, (_, r) => r);
+    const c = pairCosines({ data: both, rows: 2 * n, dim: a.dim }, rows, rows.map((r) => r + n));
+    batch.forEach((k, r) => (cos[k] = c[r]));
+  }
+  return cos;
+}
+
+/**
+ * Scores already-loaded sets of one task with an encoder: one encode call for all distinct
+ * sentences, or SentEval's batches when `sentevalBatchSize` is given.
+ */
 export async function evaluateStsSets(
   encoder: SentenceEncoder,
   task: StsTaskName,
   sets: readonly StsSet[],
   encode?: EncodeOptions,
+  sentevalBatchSize?: number,
 ): Promise<StsTaskResult & { encodeSeconds: number }> {
   const { unique, sets: idx } = indexStsSets(task, sets);
+  if (sentevalBatchSize !== undefined) {
+    const t0 = performance.now();
+    const scored = [];
+    for (let i = 0; i < sets.length; i++) scored.push({ name: idx[i].name, gold: idx[i].gold, cosines: await sentevalCosines(encoder, task, sets[i], sentevalBatchSize, encode) });
+    const encodeSeconds = (performance.now() - t0) / 1000;
+    return { ...summarizeStsSets(task, scored, unique.length), encodeSeconds };
+  }
   const t0 = performance.now();
   const emb = await encoder.encode(unique, encode);
   checkEmbeddings(emb, unique.length);
@@ -184,7 +242,7 @@ export async function evaluateStsTask(
   opts: Omit<StsSuiteOptions, 'tasks' | 'onTask'> = {},
 ): Promise<StsTaskResult> {
   const sets = loadStsTask(task, { dataDir: opts.dataDir, splits: opts.splits });
-  const { encodeSeconds: _, ...r } = await evaluateStsSets(encoder, task, sets, opts.encode);
+  const { encodeSeconds: _, ...r } = await evaluateStsSets(encoder, task, sets, opts.encode, opts.sentevalBatchSize);
   return r;
 }
 
@@ -206,7 +264,7 @@ export async function evaluateStsSuite(encoder: SentenceEncoder, opts: StsSuiteO
     const tl = performance.now();
     const sets = loadStsTask(task, { dataDir: opts.dataDir, splits: opts.splits });
     load += (performance.now() - tl) / 1000;
-    const { encodeSeconds, ...r } = await evaluateStsSets(encoder, task, sets, opts.encode);
+    const { encodeSeconds, ...r } = await evaluateStsSets(encoder, task, sets, opts.encode, opts.sentevalBatchSize);
     encode += encodeSeconds;
     sentences += r.sentences;
     result.tasks[task] = r;

@@ -7,6 +7,11 @@
  * A local directory always works (and is what this project's machines use: no Hub there). A Hub
  * id goes through lib/hub (cache honouring HF_HOME / HF_HUB_CACHE, HF_ENDPOINT, HF_HUB_OFFLINE,
  * HF_TOKEN); sharded checkpoints are fetched after their index.
+ *
+ * A sentence-transformers folder (one with `modules.json`, ./sentence-transformers/) loads too: its
+ * Transformer module's directory is the model, and what its other modules compute (pooling, dense
+ * layers, normalisation, max length) comes back as `sentenceEmbedding`. From the Hub, modules.json
+ * is asked for first and names the other files to fetch.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -17,6 +22,14 @@ import { isLlama2cDir, loadLlama, loadLlamaModel } from './llama/load.js';
 import type { LoadedModel, TextModel, TextTokenizer } from './types.js';
 import { SAFETENSORS_FILE, SAFETENSORS_INDEX, weightFiles, weightsSha256 } from './weight-files.js';
 import { isHubId, resolveRepoFiles, type ResolveRepoFilesOptions } from '../hub/index.js';
+import {
+  isSentenceTransformerFolder,
+  moduleFile,
+  MODULES_JSON,
+  readModulesJson,
+  readSentenceTransformerFolder,
+  sentenceTransformerRepoFiles,
+} from './sentence-transformers/read.js';
 
 export interface LoadModelOptions {
   /** Hub revision (branch, tag or commit); default main. */
@@ -86,25 +99,36 @@ export async function resolveModelDir(
     throw new InputError(`'${idOrPath}' is neither an existing directory nor a Hugging Face Hub id (org/name)`);
   }
   const base = { ...opts.hub, repo: idOrPath, revision: opts.revision };
-  const first = await resolveRepoFiles({
-    ...base,
-    files: ['config.json', 'tokenizer.json'],
-    optionalFiles: [...TOKENIZER_FILES, SAFETENSORS_FILE, SAFETENSORS_INDEX],
-  });
-  if (!first.files[SAFETENSORS_FILE]) {
-    if (!first.files[SAFETENSORS_INDEX]) {
-      throw new InputError(`Hub repo ${idOrPath} has neither ${SAFETENSORS_FILE} nor ${SAFETENSORS_INDEX} (only safetensors checkpoints are supported)`);
+  // A sentence-transformers repo lists its modules (and so the files to fetch) in modules.json.
+  const probe = await resolveRepoFiles({ ...base, files: [], optionalFiles: [MODULES_JSON] });
+  const revision = probe.commit ?? opts.revision;
+  let want = { required: ['config.json', 'tokenizer.json'], optional: [...TOKENIZER_FILES, SAFETENSORS_FILE, SAFETENSORS_INDEX] };
+  let modelPath = '';
+  if (probe.files[MODULES_JSON]) {
+    const modules = readModulesJson(probe.files[MODULES_JSON]);
+    want = sentenceTransformerRepoFiles(modules, want);
+    modelPath = modules[0].path;
+  }
+  const first = await resolveRepoFiles({ ...base, revision, files: want.required, optionalFiles: want.optional });
+  const single = moduleFile(modelPath, SAFETENSORS_FILE);
+  const indexFile = moduleFile(modelPath, SAFETENSORS_INDEX);
+  if (!first.files[single]) {
+    if (!first.files[indexFile]) {
+      throw new InputError(`Hub repo ${idOrPath} has neither ${single} nor ${indexFile} (only safetensors checkpoints are supported)`);
     }
-    const index = JSON.parse(readFileSync(first.files[SAFETENSORS_INDEX], 'utf8')) as { weight_map?: Record<string, string> };
-    const shards = [...new Set(Object.values(index.weight_map ?? {}))];
-    await resolveRepoFiles({ ...base, revision: first.commit ?? opts.revision, files: shards });
+    const index = JSON.parse(readFileSync(first.files[indexFile], 'utf8')) as { weight_map?: Record<string, string> };
+    const shards = [...new Set(Object.values(index.weight_map ?? {}))].map((f) => moduleFile(modelPath, f));
+    await resolveRepoFiles({ ...base, revision: first.commit ?? revision, files: shards });
   }
   return { dir: first.dir, source: 'hub', commit: first.commit };
 }
 
 /** Loads config, tokenizer and weights, checking each, and builds the model its config names. */
 export async function loadModel(idOrPath: string, opts: LoadModelOptions = {}): Promise<LoadedModel> {
-  const { dir, source, commit } = await resolveModelDir(idOrPath, opts);
+  const resolved = await resolveModelDir(idOrPath, opts);
+  const { source, commit } = resolved;
+  const st = isSentenceTransformerFolder(resolved.dir) ? readSentenceTransformerFolder(resolved.dir) : undefined;
+  const dir = st?.transformerDir ?? resolved.dir;
   const configPath = join(dir, 'config.json');
   if (!existsSync(configPath)) {
     // llama2.c's own layout (a checkpoint .bin and tokenizer.bin, no config.json).
@@ -115,5 +139,8 @@ export async function loadModel(idOrPath: string, opts: LoadModelOptions = {}): 
   const arch = architectureOf(config, configPath);
   const files = opts.weightFiles ?? weightFiles(dir);
   const { model, tokenizer } = arch.build(dir, config, configPath, files, opts);
-  return { id: idOrPath, dir, source, commit, model, tokenizer, weightsSha256: await weightsSha256(files), weightFiles: files };
+  if (!st) return { id: idOrPath, dir, source, commit, model, tokenizer, weightsSha256: await weightsSha256(files), weightFiles: files };
+  // The modules' weights (Dense, ...) change the embeddings too, so they are part of the identity.
+  const all = [...files, ...st.weightFiles];
+  return { id: idOrPath, dir, source, commit, model, tokenizer, weightsSha256: await weightsSha256(all), weightFiles: all, sentenceEmbedding: st.spec };
 }

@@ -22,3 +22,6 @@ export { Llama2cTokenizer } from './tokenizers/llama2c.js';
 export { addLora, mergeLora, removeLora, loraAdapters, DEFAULT_LORA_TARGETS, type LoraConfig } from './adapters/lora.js';
 export { saveLoraAdapter, loadLoraAdapter, readPeftLoraConfig } from './adapters/peft.js';
 export type { AdaptableModel, LinearAdapter } from './adapters/types.js';
+export * as sentenceTransformers from './sentence-transformers/index.js';
+export { RELEASED_CHECKPOINTS, TABLE2_UNRELEASED_ROWS, releasedCheckpoint, type ReleasedCheckpoint, type ReleasedKind, type Table2RowRef } from './released.js';
+export { loadReleasedModel, type LoadReleasedOptions } from './load-released.js';

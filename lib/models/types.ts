@@ -5,6 +5,7 @@
  * checkpoint's `config.json` `model_type`.
  */
 import type { tf } from '../backend/index.js';
+import type { SentenceEmbeddingSpec } from './sentence-transformers/spec.js';
 
 /** Token ids of one text (or text pair), special tokens included. */
 export interface EncodedText {
@@ -113,4 +114,11 @@ export interface ModelSource {
 export interface LoadedModel<M extends TextModel = TextModel> extends ModelSource {
   model: M;
   tokenizer: TextTokenizer;
+  /**
+   * For a sentence-transformers folder: what its modules do after the transformer (pooling,
+   * dense layers, normalisation, truncation length), which the sentence encoder applies unless
+   * told another pooling (lib/embed/sentence-transformer-encoder.ts). `dir` is then the
+   * Transformer module's own directory and `weightFiles` ends with the modules' weight files.
+   */
+  sentenceEmbedding?: SentenceEmbeddingSpec;
 }

@@ -1,11 +1,15 @@
 /**
  * Forward parity against a golden directory (layout: shared/golden/README.md, beside the repository):
  * tokenizer ids for every sentence and the pair, every tensor of forward.safetensors, and the
- * same outputs from the weights under the original checkpoint naming.
+ * same outputs from the weights under the original checkpoint naming. The forward pass runs on the
+ * model's tfjs forward (the reference) or on another inference engine (`engine: 'onnx'`: ONNX
+ * Runtime over the exported graph, lib/embed/engines).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tf } from '../backend/index.js';
+import { chooseInferenceEngine, type InferenceEngineChoice } from '../embed/engines/choose.js';
+import type { EngineOutput } from '../embed/engines/types.js';
 import { parsePooling, pool, POOLING_STRATEGIES } from '../embed/pooling.js';
 import { loadModel, type LoadedModel } from '../models/auto.js';
 import { readSafetensors, type TensorEntry } from '../models/safetensors.js';
@@ -32,20 +36,26 @@ function sameInts(name: string, got: ArrayLike<number>, want: ArrayLike<number>)
 }
 
 /** Every float output of the model for the golden batch, keyed like forward.safetensors. */
-function computeOutputs(m: LoadedModel, batch: TokenBatch, keys: string[]): Map<string, Float32Array> {
+async function computeOutputs(m: LoadedModel, batch: TokenBatch, keys: string[], engine: InferenceEngineChoice): Promise<Map<string, Float32Array>> {
+  let o: EngineOutput;
+  if (engine === 'tfjs') o = m.model.forward(batch, { outputHiddenStates: true });
+  else o = await (await chooseInferenceEngine(m.model, { engine })).run(batch, { hiddenStates: true });
   const out = new Map<string, Float32Array>();
-  tf.tidy(() => {
-    const o = m.model.forward(batch, { outputHiddenStates: true });
-    const mask = tf.tensor2d(batch.attentionMask, [batch.batch, batch.seqLen], 'int32');
-    for (const key of keys.filter(isKnownOutput)) {
-      let t: tf.Tensor | undefined;
-      if (key === 'last_hidden_state') t = o.lastHiddenState;
-      else if (key === 'pooler_output') t = o.poolerOutput;
-      else if (/^hidden_state_\d+$/.test(key)) t = o.hiddenStates[Number(key.slice('hidden_state_'.length))];
-      else if (key.startsWith('pool_')) t = pool(parsePooling(key.slice(5)), { lastHiddenState: o.lastHiddenState, hiddenStates: o.hiddenStates, attentionMask: mask });
-      if (t) out.set(key, t.dataSync() as Float32Array);
-    }
-  });
+  try {
+    tf.tidy(() => {
+      const mask = tf.tensor2d(batch.attentionMask, [batch.batch, batch.seqLen], 'int32');
+      for (const key of keys.filter(isKnownOutput)) {
+        let t: tf.Tensor | undefined;
+        if (key === 'last_hidden_state') t = o.lastHiddenState;
+        else if (key === 'pooler_output') t = o.poolerOutput;
+        else if (/^hidden_state_\d+$/.test(key)) t = o.hiddenStates[Number(key.slice('hidden_state_'.length))];
+        else if (key.startsWith('pool_')) t = pool(parsePooling(key.slice(5)), { lastHiddenState: o.lastHiddenState, hiddenStates: o.hiddenStates, attentionMask: mask });
+        if (t) out.set(key, t.dataSync() as Float32Array);
+      }
+    });
+  } finally {
+    tf.dispose([o.lastHiddenState, ...o.hiddenStates, ...(o.poolerOutput ? [o.poolerOutput] : [])]);
+  }
   return out;
 }
 
@@ -66,7 +76,13 @@ function compareOutputs(prefix: string, golden: Map<string, TensorEntry>, ours: 
   });
 }
 
-export async function checkForwardGolden(goldenDir: string): Promise<ParityCheck[]> {
+export interface ForwardGoldenOptions {
+  /** The engine that runs the forward pass: `tfjs` (default, the reference) or `onnx`. */
+  engine?: InferenceEngineChoice;
+}
+
+export async function checkForwardGolden(goldenDir: string, opts: ForwardGoldenOptions = {}): Promise<ParityCheck[]> {
+  const engine = opts.engine ?? 'tfjs';
   const fjPath = join(goldenDir, 'forward.json');
   if (!existsSync(fjPath)) throw new InputError('golden directory has no forward.json', { file: goldenDir });
   const fj = JSON.parse(readFileSync(fjPath, 'utf8')) as ForwardJson;
@@ -92,7 +108,7 @@ export async function checkForwardGolden(goldenDir: string): Promise<ParityCheck
       checks.push(sameInts('tokenizer/pair_type_ids', p.typeIds, fj.pair.type_ids));
     }
     const floatKeys = [...golden.keys()].filter((k) => !intKeys.some(([ik]) => ik === k)).sort();
-    checks.push(...compareOutputs('forward', golden, computeOutputs(m, batch, floatKeys), floatKeys));
+    checks.push(...compareOutputs('forward', golden, await computeOutputs(m, batch, floatKeys, engine), floatKeys));
 
     const hubNaming = join(goldenDir, 'model-hub-naming.safetensors');
     if (existsSync(hubNaming)) {
@@ -102,7 +118,7 @@ export async function checkForwardGolden(goldenDir: string): Promise<ParityCheck
         for (const [name, v] of m.model.params) worst = Math.max(worst, maxAbsDiff(v.dataSync(), h.model.params.get(name)!.dataSync()));
         checks.push(check('weights/hub-naming-equal', worst, 0));
         const hubKeys = floatKeys.filter((k) => k === 'last_hidden_state' || k === 'pooler_output');
-        checks.push(...compareOutputs('forward-hub-naming', golden, computeOutputs(h, batch, hubKeys), hubKeys));
+        checks.push(...compareOutputs('forward-hub-naming', golden, await computeOutputs(h, batch, hubKeys, engine), hubKeys));
       } finally {
         h.model.dispose();
       }

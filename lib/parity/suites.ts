@@ -8,11 +8,14 @@
  * | `transfer` | golden.json, format senteval-transfer-golden/1 (SentEval) | transfer           |
  *
  * Each suite reads its own files from the set; within a set of its kind, a suite whose file is
- * absent is reported as a failed check, so a partial golden set cannot pass by omission.
+ * absent is reported as a failed check, so a partial golden set cannot pass by omission. The
+ * forward and eval suites embed on `engine` (default tfjs, the reference; `onnx` checks ONNX
+ * Runtime over the exported graph).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sharedPoolingEncoders } from '../embed/encoder.js';
+import type { InferenceEngineChoice } from '../embed/engines/choose.js';
 import type { SentenceEncoder } from '../embed/types.js';
 import { loadModel } from '../models/auto.js';
 import { InputError } from '../util/errors.js';
@@ -49,6 +52,8 @@ export interface GoldenSuiteOptions {
   /** Progress lines of long suites. */
   log?: (line: string) => void;
   only?: readonly GoldenSuiteName[];
+  /** Inference engine of the forward and eval suites (default tfjs, the reference). */
+  engine?: InferenceEngineChoice;
 }
 
 /** The kind of golden set `dir` is, or undefined when it is none. */
@@ -77,7 +82,7 @@ export function goldenSuites(o: GoldenSuiteOptions): GoldenSuite[] {
   const kind = goldenSetKind(o.goldenDir);
   if (!kind) throw new InputError('not a golden set: no forward.json, and no golden.json of a known kind (decoder prompts, SentEval transfer)', { file: o.goldenDir });
   const all: Record<GoldenSuiteName, GoldenSuite> = {
-    forward: { name: 'forward', run: needsFile(o.goldenDir, 'forward.safetensors', 'forward', () => checkForwardGolden(o.goldenDir)) },
+    forward: { name: 'forward', run: needsFile(o.goldenDir, 'forward.safetensors', 'forward', () => checkForwardGolden(o.goldenDir, { engine: o.engine })) },
     losses: { name: 'losses', run: needsFile(o.goldenDir, 'losses.json', 'losses', () => checkLossesGolden(o.goldenDir)) },
     eval: { name: 'eval', run: needsFile(o.goldenDir, 'eval.json', 'eval', () => checkEvalWithGoldenModel(o)) },
     train: { name: 'train', run: needsFile(o.goldenDir, 'train.json', 'train', () => checkTrainWithData(o)) },
@@ -102,12 +107,12 @@ async function checkEvalWithGoldenModel(o: GoldenSuiteOptions): Promise<ParityCh
       async (pooling, maxLength) => {
         let set = shared.get(maxLength);
         if (!set) {
-          set = sharedPoolingEncoders(m, ['cls', 'avg'], { maxLength, batchSize: 128 }).encoders as Map<string, SentenceEncoder>;
+          set = sharedPoolingEncoders(m, ['cls', 'avg'], { maxLength, batchSize: 128, engine: o.engine ?? 'tfjs' }).encoders as Map<string, SentenceEncoder>;
           shared.set(maxLength, set);
         }
         const enc = set.get(pooling);
         if (enc) return enc;
-        return sharedPoolingEncoders(m, [pooling], { maxLength, batchSize: 128 }).encoders.values().next().value!;
+        return sharedPoolingEncoders(m, [pooling], { maxLength, batchSize: 128, engine: o.engine ?? 'tfjs' }).encoders.values().next().value!;
       },
       { log: o.log },
     );

@@ -284,7 +284,13 @@ export class Trainer {
 
   private encoderForEval(): PooledSentenceEncoder {
     const c = this.o.config;
-    return new PooledSentenceEncoder(this.o.model, { pooling: this.resolved.pooling, maxLength: c.evalMaxLength ?? this.o.model.model.maxPositions, batchSize: c.evalBatchSize ?? 64 });
+    return new PooledSentenceEncoder(this.o.model, {
+      pooling: this.resolved.pooling,
+      maxLength: c.evalMaxLength ?? this.o.model.model.maxPositions,
+      batchSize: c.evalBatchSize ?? 64,
+      // The weights differ at every evaluation: an ONNX graph goes to memory, not to the disk cache.
+      engineOptions: { onnx: { cache: false } },
+    });
   }
 
   private identity(s: Session): TrainingIdentity {
@@ -310,6 +316,9 @@ export class Trainer {
     try {
       while (s.state.step < r.totalSteps) {
         if (opts.stopAfterSteps !== undefined && s.state.step >= opts.stopAfterSteps) break;
+        // A step only awaits promises that settle as microtasks (and checkpoints write synchronously), so
+        // without this turn of the event loop a Ctrl-C handler would not run until training ended.
+        await new Promise<void>((res) => setImmediate(res));
         if (opts.signal?.aborted) {
           interrupted = true;
           if (this.o.runDir) await this.writeCheckpoint(s);

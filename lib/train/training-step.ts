@@ -43,7 +43,7 @@ function microStep(ctx: StepContext, b: TrainingBatch): { loss: tf.Scalar; terms
   const { value, grads } = tf.variableGrads(() => {
     const out = ctx.model.forward(b.tokens, { training: true, outputHiddenStates: hidden });
     const mask = tf.tensor2d(b.tokens.attentionMask, [b.tokens.batch, b.tokens.seqLen], 'int32');
-    const emb = pool(ctx.pooling, { lastHiddenState: out.lastHiddenState, hiddenStates: out.hiddenStates, attentionMask: mask, padSide: ctx.padSide });
+    const emb = pool(ctx.pooling, { lastHiddenState: out.lastHiddenState, hiddenStates: out.hiddenStates, poolerOutput: out.poolerOutput, attentionMask: mask, padSide: ctx.padSide });
     const r = ctx.objective(emb, { labels: b.labels, keys: b.keys });
     // The terms leave the gradient scope (tf.keep) so the step can report them; freed below.
     terms = Object.fromEntries(Object.entries(r.terms).map(([k, t]) => [k, tf.keep(t)]));

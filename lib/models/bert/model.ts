@@ -15,6 +15,7 @@ import { InputError } from '../../util/errors.js';
 import type { BertConfig } from './config.js';
 import type { RawTensor } from './weights.js';
 import { ModelParameters } from '../parameters.js';
+import { InferenceWeights, type DenseWeight } from './inference-weights.js';
 import type { ForwardOptions, ModelOutput, TextModel, TokenBatch } from '../types.js';
 
 /** What the encoder returns (the pooler output when the checkpoint has a pooler). */
@@ -36,6 +37,8 @@ export class BertModel implements TextModel {
   readonly architecture = 'bert';
   readonly hasPooler: boolean;
   private readonly parameters = new ModelParameters('bert');
+  /** Inference copies of the dense weights (./inference-weights.ts). */
+  private readonly inference = new InferenceWeights();
   /**
    * Dropout masks drawn so far. Each mask's seed derives from `dropoutSeed` and this count, so a
    * training checkpoint saves it and a resumed run draws the same masks as an uninterrupted one.
@@ -88,15 +91,22 @@ export class BertModel implements TextModel {
     return v;
   }
 
-  /** x @ W^T + b with a PyTorch-layout [out, in] weight (see matMulTransposesFree for how W^T is formed). */
-  private linear(x: tf.Tensor, prefix: string): tf.Tensor {
-    const w = this.p(`${prefix}.weight`);
+  /**
+   * x @ W^T + b with a PyTorch-layout [out, in] weight. `dense` gives W as stored, for matMul's
+   * transposeB where that is free or for an explicit transpose here, or W^T already transposed
+   * (inference copies): the same numbers either way, since a transpose only moves values.
+   */
+  private linear(x: tf.Tensor, prefix: string, dense: DenseWeight): tf.Tensor {
+    const { w, transposed } = dense(prefix);
     const b = this.p(`${prefix}.bias`);
     const shape = x.shape;
     const x2 = tf.reshape(x, [-1, shape[shape.length - 1]]);
-    const xw = matMulTransposesFree() ? tf.matMul(x2, w, false, true) : tf.matMul(x2, tf.transpose(w));
+    let xw: tf.Tensor;
+    if (transposed) xw = tf.matMul(x2, w);
+    else xw = matMulTransposesFree() ? tf.matMul(x2, w, false, true) : tf.matMul(x2, tf.transpose(w));
     const y = tf.add(xw, b);
-    return tf.reshape(y, [...shape.slice(0, -1), w.shape[0]]);
+    const out = (transposed ? w.shape[1] : w.shape[0]) as number;
+    return tf.reshape(y, [...shape.slice(0, -1), out]);
   }
 
   /** One kernel on backends with a fused LayerNorm (cuda), the same tfjs ops as before elsewhere. */
@@ -124,56 +134,152 @@ export class BertModel implements TextModel {
     return fusedDropout(x, rate, this.dropoutSeed * 1_000_003 + this.dropoutCounter++);
   }
 
-  /** Runs the encoder on a tokenised batch. Tensors returned are owned by the caller. */
+  /**
+   * Runs the encoder on a tokenised batch. Tensors returned are owned by the caller.
+   *
+   * Training (or any call while tfjs records gradients) runs the whole pass in one tf.tidy, so the
+   * gradient tape keeps what the backward pass needs. Inference runs one layer at a time instead
+   * (see inferenceForward): the same ops in the same order, so the numbers are identical bit for
+   * bit, at a peak of the weights plus about one layer's activations.
+   */
   forward(batch: TokenBatch, opts: ForwardOptions = {}): BertOutput {
     const cfg = this.config;
-    const { batch: B, seqLen: T } = batch;
-    if (T > cfg.maxPositions) {
-      throw new InputError(`sequence length ${T} exceeds max_position_embeddings ${cfg.maxPositions}; tokenise with maxLength <= ${cfg.maxPositions}`);
+    if (batch.seqLen > cfg.maxPositions) {
+      throw new InputError(`sequence length ${batch.seqLen} exceeds max_position_embeddings ${cfg.maxPositions}; tokenise with maxLength <= ${cfg.maxPositions}`);
     }
     const training = opts.training ?? false;
+    if (!training && !tf.engine().isTapeOn()) return this.inferenceForward(batch, opts);
+    // Training replaces the weights step by step: the inference copies would only be stale memory.
+    this.inference.clear();
+    const dense: DenseWeight = (prefix) => ({ w: this.p(`${prefix}.weight`), transposed: false });
     return tf.tidy(() => {
-      const ids = tf.tensor2d(batch.inputIds, [B, T], 'int32');
-      const types = tf.tensor2d(batch.tokenTypeIds, [B, T], 'int32');
-      const mask = tf.tensor2d(batch.attentionMask, [B, T], 'int32');
-      const words = tf.gather(this.p('embeddings.word_embeddings.weight'), ids);
-      const positions = tf.gather(this.p('embeddings.position_embeddings.weight'), tf.range(0, T, 1, 'int32'));
-      const typeEmb = tf.gather(this.p('embeddings.token_type_embeddings.weight'), types);
-      let h = tf.add(tf.add(words, positions), typeEmb);
-      h = this.dropout(this.layerNorm(h, 'embeddings.LayerNorm'), cfg.hiddenDropout, training);
-
-      // [B, 1, 1, T]: 0 for real keys, a large negative for padding.
-      const additiveMask = tf.reshape(tf.mul(tf.sub(1, tf.cast(mask, 'float32')), MASK_NEGATIVE), [B, 1, 1, T]);
+      let h = this.embeddings(batch, training);
+      const additiveMask = this.additiveMask(batch);
       const hidden: tf.Tensor3D[] = opts.outputHiddenStates ? [h as tf.Tensor3D] : [];
-      const H = cfg.numHeads;
-      const D = cfg.hiddenSize / H;
-      const scale = 1 / Math.sqrt(D);
       for (let l = 0; l < cfg.numLayers; l++) {
-        const p = `encoder.layer.${l}.`;
-        // q, v: [B, H, T, D]. k: [B, H, T, D] read transposed by matMul where that is free (and a
-        // [0,2,1,3] transpose moves whole D-rows), else transposed directly to [B, H, D, T].
-        const split = (t: tf.Tensor, perm: number[]) => tf.transpose(tf.reshape(t, [B, T, H, D]), perm);
-        const q = split(this.linear(h, `${p}attention.self.query`), [0, 2, 1, 3]);
-        const keysTransposedByMatMul = matMulTransposesFree();
-        const k = split(this.linear(h, `${p}attention.self.key`), keysTransposedByMatMul ? [0, 2, 1, 3] : [0, 2, 3, 1]);
-        const v = split(this.linear(h, `${p}attention.self.value`), [0, 2, 1, 3]);
-        const scores = tf.add(tf.mul(tf.matMul(q, k, false, keysTransposedByMatMul), scale), additiveMask);
-        const probs = this.dropout(tf.softmax(scores, -1), cfg.attentionDropout, training);
-        const ctx = tf.reshape(tf.transpose(tf.matMul(probs, v), [0, 2, 1, 3]), [B, T, cfg.hiddenSize]);
-        const attnOut = this.dropout(this.linear(ctx, `${p}attention.output.dense`), cfg.hiddenDropout, training);
-        const a = this.layerNorm(tf.add(attnOut, h), `${p}attention.output.LayerNorm`);
-        const inter = this.activation(this.linear(a, `${p}intermediate.dense`));
-        const out = this.dropout(this.linear(inter, `${p}output.dense`), cfg.hiddenDropout, training);
-        h = this.layerNorm(tf.add(out, a), `${p}output.LayerNorm`);
+        const a = this.attentionBlock(h, additiveMask, batch, l, training, dense);
+        h = this.feedForwardBlock(a, l, training, dense);
         if (opts.outputHiddenStates) hidden.push(h as tf.Tensor3D);
       }
-      const result: BertOutput = { lastHiddenState: h as tf.Tensor3D, hiddenStates: hidden };
-      if (this.hasPooler) {
-        const first = tf.reshape(tf.slice(h, [0, 0, 0], [B, 1, cfg.hiddenSize]), [B, cfg.hiddenSize]);
-        result.poolerOutput = tf.tanh(this.linear(first, 'pooler.dense')) as tf.Tensor2D;
-      }
-      return result as unknown as tf.TensorContainerObject;
+      return this.output(h, hidden, batch.batch, dense) as unknown as tf.TensorContainerObject;
     }) as unknown as BertOutput;
+  }
+
+  /**
+   * The forward pass without gradients, one layer at a time: each layer (and within it the
+   * attention and the feed-forward block) runs in its own tf.tidy, and a layer's input is released
+   * as soon as the next layer has its output, so only the weights, the current hidden states and
+   * one block's intermediates are alive at once. Dense weights are read through `InferenceWeights`
+   * (transposed once, not on every call, where the backend's matMul wants them transposed).
+   */
+  private inferenceForward(batch: TokenBatch, opts: ForwardOptions): BertOutput {
+    const cfg = this.config;
+    const dense = this.inference.dense(this.params, this.config);
+    let h = tf.tidy(() => this.embeddings(batch, false));
+    const additiveMask = tf.tidy(() => this.additiveMask(batch));
+    const hidden: tf.Tensor3D[] = opts.outputHiddenStates ? [h as tf.Tensor3D] : [];
+    try {
+      for (let l = 0; l < cfg.numLayers; l++) {
+        const a = tf.tidy(() => this.attentionBlock(h, additiveMask, batch, l, false, dense));
+        if (!opts.outputHiddenStates) h.dispose();
+        h = tf.tidy(() => this.feedForwardBlock(a, l, false, dense));
+        a.dispose();
+        if (opts.outputHiddenStates) hidden.push(h as tf.Tensor3D);
+        this.onLayerDone?.(l);
+      }
+    } finally {
+      additiveMask.dispose();
+    }
+    const out = tf.tidy(() => this.output(h, [], batch.batch, dense) as unknown as tf.TensorContainerObject) as unknown as BertOutput;
+    return { ...out, hiddenStates: hidden };
+  }
+
+  /**
+   * Called after each layer of an inference forward with the layer's index: how a test or a
+   * benchmark watches live memory across layers (tf.memory()). Not called in training.
+   */
+  onLayerDone?: (layer: number) => void;
+
+  /** Embeddings: LayerNorm(word[ids] + position[0..T) + type[types]), then dropout in training. */
+  private embeddings(batch: TokenBatch, training: boolean): tf.Tensor {
+    const { batch: B, seqLen: T } = batch;
+    const ids = tf.tensor2d(batch.inputIds, [B, T], 'int32');
+    const types = tf.tensor2d(batch.tokenTypeIds, [B, T], 'int32');
+    const words = tf.gather(this.p('embeddings.word_embeddings.weight'), ids);
+    const positions = tf.gather(this.p('embeddings.position_embeddings.weight'), tf.range(0, T, 1, 'int32'));
+    const typeEmb = tf.gather(this.p('embeddings.token_type_embeddings.weight'), types);
+    const h = tf.add(tf.add(words, positions), typeEmb);
+    return this.dropout(this.layerNorm(h, 'embeddings.LayerNorm'), this.config.hiddenDropout, training);
+  }
+
+  /** [B, 1, 1, T]: 0 for real keys, a large negative for padding. */
+  private additiveMask(batch: TokenBatch): tf.Tensor {
+    const { batch: B, seqLen: T } = batch;
+    const mask = tf.tensor2d(batch.attentionMask, [B, T], 'int32');
+    return tf.reshape(tf.mul(tf.sub(1, tf.cast(mask, 'float32')), MASK_NEGATIVE), [B, 1, 1, T]);
+  }
+
+  /** Self-attention of layer l, its output projection, residual and LayerNorm. */
+  private attentionBlock(h: tf.Tensor, additiveMask: tf.Tensor, batch: TokenBatch, l: number, training: boolean, dense: DenseWeight): tf.Tensor {
+    const cfg = this.config;
+    const { batch: B, seqLen: T } = batch;
+    const p = `encoder.layer.${l}.`;
+    const H = cfg.numHeads;
+    const D = cfg.hiddenSize / H;
+    const scale = 1 / Math.sqrt(D);
+    // q, v: [B, H, T, D]. k: [B, H, T, D] read transposed by matMul where that is free (and a
+    // [0,2,1,3] transpose moves whole D-rows), else transposed directly to [B, H, D, T].
+    const split = (t: tf.Tensor, perm: number[]) => tf.transpose(tf.reshape(t, [B, T, H, D]), perm);
+    const q = split(this.linear(h, `${p}attention.self.query`, dense), [0, 2, 1, 3]);
+    const keysTransposedByMatMul = matMulTransposesFree();
+    const k = split(this.linear(h, `${p}attention.self.key`, dense), keysTransposedByMatMul ? [0, 2, 1, 3] : [0, 2, 3, 1]);
+    const v = split(this.linear(h, `${p}attention.self.value`, dense), [0, 2, 1, 3]);
+    const scores = tf.add(tf.mul(tf.matMul(q, k, false, keysTransposedByMatMul), scale), additiveMask);
+    const probs = this.dropout(tf.softmax(scores, -1), cfg.attentionDropout, training);
+    const ctx = tf.reshape(tf.transpose(tf.matMul(probs, v), [0, 2, 1, 3]), [B, T, cfg.hiddenSize]);
+    const attnOut = this.dropout(this.linear(ctx, `${p}attention.output.dense`, dense), cfg.hiddenDropout, training);
+    return this.layerNorm(tf.add(attnOut, h), `${p}attention.output.LayerNorm`);
+  }
+
+  /** Feed-forward of layer l (intermediate, activation, output), residual and LayerNorm. */
+  private feedForwardBlock(a: tf.Tensor, l: number, training: boolean, dense: DenseWeight): tf.Tensor {
+    const p = `encoder.layer.${l}.`;
+    const inter = this.activation(this.linear(a, `${p}intermediate.dense`, dense));
+    const out = this.dropout(this.linear(inter, `${p}output.dense`, dense), this.config.hiddenDropout, training);
+    return this.layerNorm(tf.add(out, a), `${p}output.LayerNorm`);
+  }
+
+  /** The result object: last hidden state, the hidden states asked for, and the pooler output. */
+  private output(h: tf.Tensor, hidden: tf.Tensor3D[], B: number, dense: DenseWeight): BertOutput {
+    const result: BertOutput = { lastHiddenState: h as tf.Tensor3D, hiddenStates: hidden };
+    if (this.hasPooler) {
+      const first = tf.reshape(tf.slice(h, [0, 0, 0], [B, 1, this.config.hiddenSize]), [B, this.config.hiddenSize]);
+      result.poolerOutput = tf.tanh(this.linear(first, 'pooler.dense', dense)) as tf.Tensor2D;
+    }
+    return result;
+  }
+
+  /**
+   * Bytes of tensors an inference forward of [batch, seqLen] holds at its peak beyond the weights
+   * (and beyond the inference copies of the weights), as tf.memory() counts them (it counts a
+   * reshaped view as bytes of its own, so real memory is lower): the hidden states carried between
+   * layers plus the larger of one attention block's and one feed-forward block's intermediates.
+   * Counted op by op from attentionBlock/feedForwardBlock on the cpu backend (per projection:
+   * reshape, matMul, bias add, reshape, reshape, transpose; scores: matMul, scale, mask, softmax;
+   * LayerNorm: cast, centred, squared, then scaled, shifted) and checked against tf.profile by
+   * test/bert-inference-memory.test.ts. With outputHiddenStates every layer's output stays alive
+   * too. What the tfjs engine splits a batch by (lib/embed/engines/tfjs-engine.ts).
+   */
+  inferenceActivationBytes(batch: number, seqLen: number, outputHiddenStates = false): number {
+    const cfg = this.config;
+    const n = batch * seqLen;
+    const hid = n * cfg.hiddenSize;
+    const scores = batch * cfg.numHeads * seqLen * seqLen;
+    const inter = n * cfg.intermediateSize;
+    const attention = 31 * hid + 4 * scores;
+    const feedForward = 8 * inter + 2 * hid;
+    const carried = 2 * hid + n + (outputHiddenStates ? (cfg.numLayers + 1) * hid : 0);
+    return 4 * (carried + Math.max(attention, feedForward));
   }
 
   /** Number of parameters. */
@@ -182,6 +288,7 @@ export class BertModel implements TextModel {
   }
 
   dispose(): void {
+    this.inference.clear();
     this.parameters.dispose();
   }
 }

@@ -1,0 +1,36 @@
+/**
+ * An inference engine: what maps a token batch to hidden states for the sentence encoders
+ * (../encoder.ts), without gradients. Two exist: ONNX Runtime over a graph exported from the
+ * model (./onnx-engine.ts, the fast path on CPU hosts) and the model's own tfjs forward
+ * (./tfjs-engine.ts, every backend and architecture; the parity reference). ./choose.ts picks one.
+ * Another architecture or runtime (a decoder's own graph) adds an implementation of this.
+ */
+import type { tf } from '../../backend/index.js';
+import type { TokenBatch } from '../../models/types.js';
+
+export const INFERENCE_ENGINES = ['onnx', 'tfjs'] as const;
+export type InferenceEngineName = (typeof INFERENCE_ENGINES)[number];
+
+export interface EngineRunOptions {
+  /** Also return HF's hidden_states (embeddings, then every layer); poolings like first_last_avg need them. */
+  hiddenStates: boolean;
+}
+
+/** What an engine returns for a batch: tfjs tensors the caller owns (and disposes). */
+export interface EngineOutput {
+  /** [batch, seq, hidden] */
+  lastHiddenState: tf.Tensor3D;
+  /** [embeddings, layer 1, ..., layer N] (the last is lastHiddenState); empty unless asked for. */
+  hiddenStates: tf.Tensor3D[];
+  /** BERT's pooler output, where the model has one and the engine computes it with hidden states. */
+  poolerOutput?: tf.Tensor2D;
+}
+
+export interface InferenceEngine {
+  readonly name: InferenceEngineName;
+  /** One line saying what computes, e.g. `ONNX Runtime 1.30.0, CPU, 2 threads`. */
+  readonly description: string;
+  run(batch: TokenBatch, opts: EngineRunOptions): Promise<EngineOutput>;
+  /** Frees what the engine holds (never the model's own parameters). */
+  dispose(): Promise<void>;
+}

@@ -1,0 +1,112 @@
+/**
+ * Saving a model trained here as a sentence-transformers folder (layout in
+ * lib/models/sentence-transformers/write.ts), with one of our pooling strategies expressed in
+ * sentence-transformers modules so that `SentenceTransformer(dir).encode(texts)` gives the
+ * embeddings our encoder gives (and `loadModel(dir)` reads them back):
+ *
+ * | ours             | sentence-transformers modules after the Transformer                          |
+ * |------------------|------------------------------------------------------------------------------|
+ * | `cls`            | Pooling(cls)                                                                 |
+ * | `avg`            | Pooling(mean)                                                                |
+ * | `last`           | Pooling(lasttoken)                                                           |
+ * | `max`            | Pooling(max)                                                                 |
+ * | `cls_avg`        | Pooling(cls + mean) then Dense(2D → D, W = [½I ½I], no bias, Identity)       |
+ * | `first_last_avg` | WeightedLayerPooling(layer_start 1, weights [1, 0, …, 0, 1]) then Pooling(mean) |
+ *
+ * Why these are exact:
+ * - `cls_avg` has no sentence-transformers mode. Pooling with cls and mean on outputs the
+ *   concatenation x = [h₀; m] (Pooling.forward puts cls before mean), and a Dense layer with
+ *   W = [½I ½I] (W[i][i] = W[i][D+i] = ½, every other entry 0), no bias and the Identity
+ *   activation gives W x = ½h₀ + ½m = (h₀ + m)/2: our cls_avg. Halving is exact in floating point
+ *   and the zero entries add exact zeros, so the two agree to rounding of one sum.
+ * - `first_last_avg` is the masked mean of (hidden_states[1] + hidden_states[N]) / 2.
+ *   WeightedLayerPooling averages hidden_states[layer_start:] with weights, Σ w_l h_l / Σ w_l;
+ *   with layer_start 1 and weight 1 on the first and last of layers 1..N (0 elsewhere) that is
+ *   (h₁ + h_N)/2, and Pooling(mean) takes its masked mean. It needs the transformer to return
+ *   every layer, so config.json gets `output_hidden_states: true`.
+ * - `max`: sentence-transformers ignores padding (padded positions become −1e9), AnglE's max
+ *   counts them as 0 (lib/embed/pooling.ts). The two agree for every text embedded alone, and in a
+ *   batch wherever a dimension has a non-negative value among the text's tokens; the exported
+ *   model computes the batch-independent one.
+ * - `cls_avg_legacy` and `cls_avg_batch_tokens` depend on the batch a text is embedded with; no
+ *   module pipeline computes that, so they are refused.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { canonicalBertName } from '../models/bert/weights.js';
+import type { LoadedModel } from '../models/types.js';
+import type { SentenceEmbeddingSpec, SentenceEmbeddingStep } from '../models/sentence-transformers/spec.js';
+import { writeSentenceTransformerFolder, checkExportTarget } from '../models/sentence-transformers/write.js';
+import type { TensorToWrite } from '../models/safetensors.js';
+import { InputError } from '../util/errors.js';
+import { parsePooling, type Pooling } from './pooling.js';
+
+export interface SaveSentenceTransformerOptions {
+  /** Our pooling strategy (or its paper name) to express in modules. */
+  pooling: Pooling | string;
+  /** max_seq_length (default the model's max positions). */
+  maxLength?: number;
+  /** Append a Normalize module (unit-length embeddings; cosine scores are unchanged). Default false. */
+  normalize?: boolean;
+  /** Replace an existing non-empty folder (default: refuse). */
+  overwrite?: boolean;
+}
+
+/** The modules that compute `pooling` on token states of width `hiddenSize` from a `numLayers`-layer model (see the file comment). */
+export function sentenceTransformerSteps(pooling: Pooling | string, hiddenSize: number, numLayers: number): SentenceEmbeddingStep[] {
+  const p = parsePooling(pooling);
+  const D = hiddenSize;
+  const pool = (modes: Array<'cls' | 'mean' | 'max' | 'lasttoken'>): SentenceEmbeddingStep => ({ module: 'Pooling', modes, dim: D, includePrompt: true });
+  switch (p) {
+    case 'cls':
+      return [pool(['cls'])];
+    case 'avg':
+      return [pool(['mean'])];
+    case 'max':
+      return [pool(['max'])];
+    case 'last':
+      return [pool(['lasttoken'])];
+    case 'cls_avg': {
+      const weight = new Float32Array(D * 2 * D);
+      for (let i = 0; i < D; i++) {
+        weight[i * 2 * D + i] = 0.5;
+        weight[i * 2 * D + D + i] = 0.5;
+      }
+      return [pool(['cls', 'mean']), { module: 'Dense', inFeatures: 2 * D, outFeatures: D, weight, activation: 'identity' }];
+    }
+    case 'first_last_avg': {
+      const weights = new Float32Array(numLayers);
+      weights[0] += 1;
+      weights[numLayers - 1] += 1;
+      return [{ module: 'WeightedLayerPooling', layerStart: 1, weights }, pool(['mean'])];
+    }
+    case 'cls_avg_legacy':
+    case 'cls_avg_batch_tokens':
+      throw new InputError(`pooling '${p}' depends on the batch a text is embedded with, which no sentence-transformers module computes; export with 'cls_avg' (per-text masked mean) instead`);
+    case 'cls_pooler':
+      throw new InputError("pooling 'cls_pooler' (BERT's pooler output) is not exported here; it would be Pooling(cls) then Dense with the checkpoint's pooler.dense weights and Tanh");
+  }
+}
+
+/**
+ * Writes `loaded` (its current, possibly trained, weights) as a sentence-transformers folder that
+ * encodes with `pooling`; returns the folder. BERT models only.
+ */
+export async function saveSentenceTransformer(dir: string, loaded: Pick<LoadedModel, 'model' | 'dir'>, opts: SaveSentenceTransformerOptions): Promise<string> {
+  const m = loaded.model;
+  if (m.architecture !== 'bert') throw new InputError(`only BERT models can be saved as sentence-transformers folders here (this model is '${m.architecture}')`);
+  checkExportTarget(dir, opts.overwrite);
+  const configFile = join(loaded.dir, 'config.json');
+  if (!existsSync(configFile)) throw new InputError('the source model directory has no config.json to export', { file: loaded.dir });
+  const config = JSON.parse(readFileSync(configFile, 'utf8')) as Record<string, unknown>;
+  const maxLength = opts.maxLength ?? m.maxPositions;
+  if (!Number.isInteger(maxLength) || maxLength < 1 || maxLength > m.maxPositions) throw new RangeError(`maxLength must be an integer from 1 to ${m.maxPositions}, got ${opts.maxLength}`);
+  const steps = sentenceTransformerSteps(opts.pooling, m.hiddenSize, m.numLayers);
+  if (opts.normalize) steps.push({ module: 'Normalize' });
+  const spec: SentenceEmbeddingSpec = { maxSeqLength: maxLength, lowerCase: false, similarity: 'cosine', steps };
+  const foreign = [...m.params.keys()].filter((n) => canonicalBertName(n) !== n);
+  if (foreign.length) throw new InputError(`the model has parameters BertModel does not (${foreign.slice(0, 3).join(', ')}${foreign.length > 3 ? ', ...' : ''}): merge adapters into the weights first (mergeLora)`);
+  const weights = new Map<string, TensorToWrite>();
+  for (const [name, v] of m.params) weights.set(name, { shape: v.shape.slice(), data: (await v.data()) as Float32Array });
+  return writeSentenceTransformerFolder(dir, { config, weights, tokenizerDir: loaded.dir, spec }, { overwrite: opts.overwrite });
+}
