@@ -58,3 +58,4 @@ export {
   firstInvalidUtf8,
   type TextEncoding,
 } from './text.js';
+export { type SickEntailmentPairs, SICK_ENTAILMENT_LABELS, readSickEntailmentFile, loadSickEntailment, sickEntailmentTriplets } from './sick-entailment.js';

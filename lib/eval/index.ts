@@ -30,6 +30,7 @@ export {
   evaluateStsSuite,
   reportedSpearman,
   sentevalSpearmanTable,
+  sentevalBatches,
 } from './senteval-sts.js';
 export { type BinaryStsResult, evaluateBinaryPairs, evaluateBinaryTask } from './binary-sts.js';
 export {
@@ -63,3 +64,8 @@ export {
 } from './geometry.js';
 export { hashingBowEncoder, tableEncoder } from './baselines.js';
 export * as transfer from './transfer/index.js';
+export { chunkedInnerProductSearch, chunkedSearchMemoryBound, DEFAULT_CHUNK_ROWS, DEFAULT_QUERY_ROWS, type ChunkedSearchOptions, type CorpusChunks } from './chunked-search.js';
+export { captionRetrievalQueries, evaluateFlickr30kQueries, type CaptionQueries } from './caption-queries.js';
+export { cosineSpreadByGold, quantileType7, type CosineSpread, type CosineBucketSpread } from './cosine-spread.js';
+export { sentevalStsEvaluator, sentevalMetricsTable, SENTEVAL_STS_COLUMNS, type SentevalStsEvaluatorOptions } from './senteval-sts-evaluator.js';
+export { MTEB_STS_TASKS, mtebStsTask, mtebStsPairs, scoreMtebStsPairs, evaluateMtebSts, type MtebStsTask, type MtebStsTaskName, type MtebStsPairs, type MtebStsScores, type MtebStsTaskResult, type MtebStsOptions } from './mteb-sts.js';

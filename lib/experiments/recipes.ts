@@ -46,7 +46,7 @@ export interface Recipe {
    * label at least `threshold`, relabelled 1.
    */
   positivesOnly?: { threshold: number };
-  /** Each configuration key (dotted for nested ones, e.g. 'objective.weights') -> where its value comes from. */
+  /** Each configuration key (dotted for nested ones, e.g. 'objective.loss.weights') -> where its value comes from. */
   sources: Record<string, string>;
 }
 
@@ -84,10 +84,10 @@ function angleBert(t: TaskName): Recipe {
       checkpointEvery: 50,
     },
     sources: {
-      'objective.weights': SOURCES.code,
-      'objective.taus': SOURCES.paper,
-      'objective.ibnPositives': graded ? SOURCES.codeIntCast : 'labels are 0/1',
-      'objective.duplicates': `${SOURCES.code}; 'positive' adds identical sentences as targets, as compute_similar_matrix did`,
+      'objective.loss.weights': SOURCES.code,
+      'objective.loss.taus': SOURCES.paper,
+      'objective.loss.ibnPositives': graded ? SOURCES.codeIntCast : 'labels are 0/1',
+      'objective.loss.duplicates': `${SOURCES.code}; 'positive' adds identical sentences as targets, as compute_similar_matrix did`,
       pooling: SOURCES.paperPooling,
       maxLength: SOURCES.code,
       batchSize: SOURCES.code,
@@ -203,7 +203,7 @@ export function angleStsbWithWeights(row: string, weights: { cosine: number; ibn
     name: `angle-stsb-w${weights.cosine}${weights.ibn}${weights.angle}`,
     title: `AnglE-BERT on STS-B, ${row} (AnglE Table 4)`,
     config: { ...r.config, objective: { name: 'angle', loss: { ...loss, weights } } },
-    sources: { ...r.sources, 'objective.weights': `AnglE Table 4 row '${row}': the objectives with weight 0 are dropped` },
+    sources: { ...r.sources, 'objective.loss.weights': `AnglE Table 4 row '${row}': the objectives with weight 0 are dropped` },
   };
 }
 
@@ -216,7 +216,7 @@ export function angleStsbWithIsp(on: boolean): Recipe {
     name: `angle-stsb-isp-${on ? 'on' : 'off'}`,
     title: `AnglE-BERT on STS-B, in-batch negatives ${on ? 'with' : 'without'} identical-sentence-pair detection`,
     config: { ...r.config, objective: { name: 'angle', loss: { ...loss, duplicates: on ? 'positive' : 'ignore' } } },
-    sources: { ...r.sources, 'objective.duplicates': `AnglE §5.x text: ibn without ISP detection drops about 0.18; ${on ? "'positive' (identical sentences are targets)" : "'ignore'"}` },
+    sources: { ...r.sources, 'objective.loss.duplicates': `AnglE §4.4 (000_c0fdd0968b088fcd.txt): ibn without ISP detection drops about 0.18; ${on ? "'positive' (identical sentences are targets)" : "'ignore'"}` },
   };
 }
 
@@ -251,7 +251,7 @@ const DEFAULT_RECIPES: Record<TaskName, () => Recipe> = {
     title: "AnglE-BERT on SimCSE's NLI triplets (the triplet form of the AnglE objective)",
     task: 'nli',
     config: { ...angleBert('stsb').config, maxLength: 128, epochs: 1, objective: { name: 'angle', loss: { preset: 'paper' } } },
-    sources: { ...angleBert('stsb').sources, maxLength: 'AnglE A.4 (001_06941bfad7bf7482.txt): max length 128 in the transfer setting', epochs: SOURCES.ours, 'objective.ibnPositives': 'triplets: no labels' },
+    sources: { ...angleBert('stsb').sources, maxLength: 'AnglE A.4 (001_06941bfad7bf7482.txt): max length 128 in the transfer setting', epochs: SOURCES.ours, 'objective.loss.ibnPositives': 'triplets: no labels' },
   }),
 };
 

@@ -23,6 +23,7 @@ import { loadRun, type LoadedRun } from '../report/results-reader.js';
 import { writeRunCard } from '../report/run-card.js';
 import type { PaperCell } from '../report/run-record.js';
 import { portableModelIdentity, writeTrainingRecord } from '../report/training-record.js';
+import type { Evaluator } from '../eval/evaluator.js';
 import type { EvalLog, StepLog } from '../train/checkpoint.js';
 import { latestCheckpoint } from '../train/checkpoint.js';
 import type { TrainingExamples } from '../train/examples.js';
@@ -47,6 +48,12 @@ export interface RunRecipeOptions {
   paperNote?: string;
   /** Recorded in the record's details (e.g. the notebook and table row). */
   details?: Record<string, unknown>;
+  /**
+   * Evaluated beside the dev set at every dev evaluation (lib/train/trainer.ts `probes`), e.g.
+   * `{ geometry: alignUniformEvaluator(...) }`; their metrics land in the record's evaluation log.
+   * Their names and evaluators join the run's key (a run without them lacks those metrics).
+   */
+  probes?: Record<string, Evaluator>;
   onStep?: (log: StepLog) => void;
   onEval?: (log: EvalLog) => void;
   /** Progress lines on stderr (default off in notebooks: the live figure shows progress). */
@@ -86,7 +93,7 @@ function dataSha256(t: TrainingExamples): string {
 }
 
 /** The key of a run: a hash of what decides its numbers. */
-export function runKey(parts: { recipe: Recipe; seed: number; train: TrainingExamples; weightsSha256: string; dev: string; test: string }): string {
+export function runKey(parts: { recipe: Recipe; seed: number; train: TrainingExamples; weightsSha256: string; dev: string; test: string; probes?: Record<string, string> }): string {
   const identity = {
     task: parts.recipe.task,
     config: { ...parts.recipe.config, seed: parts.seed },
@@ -94,6 +101,8 @@ export function runKey(parts: { recipe: Recipe; seed: number; train: TrainingExa
     dev: parts.dev,
     test: parts.test,
     weights: parts.weightsSha256,
+    // only when given, so the keys of runs without probes stay as they were
+    ...(parts.probes && Object.keys(parts.probes).length > 0 ? { probes: parts.probes } : {}),
   };
   return createHash('sha256').update(JSON.stringify(identity)).digest('hex').slice(0, 16);
 }
@@ -124,7 +133,8 @@ export async function runRecipe(o: RunRecipeOptions): Promise<RecipeRun> {
   const m = await loadModel(o.model);
   try {
     const train = trainingData(o.recipe, o.data, o.trainExamples);
-    const key = runKey({ recipe: o.recipe, seed: o.seed, train, weightsSha256: m.weightsSha256, dev: o.data.dev.name, test: o.data.test.name });
+    const probes = o.probes ? Object.fromEntries(Object.entries(o.probes).map(([k, e]) => [k, e.name])) : undefined;
+    const key = runKey({ recipe: o.recipe, seed: o.seed, train, weightsSha256: m.weightsSha256, dev: o.data.dev.name, test: o.data.test.name, probes });
     if (!o.force) {
       const done = finishedRun(resultsDir, o.experiment, key);
       if (done) {
@@ -142,6 +152,7 @@ export async function runRecipe(o: RunRecipeOptions): Promise<RecipeRun> {
       test: o.data.test,
       runDir,
       config: { ...o.recipe.config, seed: o.seed, checkpointEvery: o.recipe.config.checkpointEvery ?? 50 },
+      ...(o.probes ? { probes: o.probes } : {}),
       onStep: o.onStep,
       onEval: o.onEval,
       progress: o.progress ?? false,

@@ -13,6 +13,7 @@
 import { ensureDataset } from '../data/ensure.js';
 import { UnavailableError, InputError } from '../util/errors.js';
 import type { SimpleTable } from '../util/table.js';
+import type { Evaluator } from '../eval/evaluator.js';
 import type { CellSource } from '../report/side-by-side.js';
 import type { PaperCell } from '../report/run-record.js';
 import type { EvalLog, StepLog } from '../train/checkpoint.js';
@@ -56,6 +57,8 @@ export interface TablePlanOptions {
   download?: boolean;
   /** Recorded in each run's details (e.g. the notebook's name). */
   details?: Record<string, unknown>;
+  /** Evaluated beside the dev set at every dev evaluation of every run (./run-recipe.ts `probes`). */
+  probes?: Record<string, Evaluator>;
 }
 
 export interface LiveHooks {
@@ -198,6 +201,7 @@ export class TablePlan {
             paper: row.paper ? { test_spearman: row.paper } : undefined,
             paperNote: row.paper ? undefined : 'the paper prints no number for this cell',
             details: { ...this.o.details, tableRow: row.row, ...(row.group ? { tableGroup: row.group } : {}) },
+            ...(this.o.probes ? { probes: this.o.probes } : {}),
             onStep: hooks?.onStep?.bind(hooks),
             onEval: hooks?.onEval?.bind(hooks),
             log: opts.log,

@@ -35,3 +35,6 @@ export {
   type LlmSupervisionResult,
   type EnsembleResult,
 } from './llm-supervision.js';
+export { startServeLlm, serveLlmCommand, type ServeLlmOptions, type ServeLlmProcess } from './serve-llm-process.js';
+export { endpointFromEnv, type EndpointFromEnv, type EndpointFromEnvOptions } from './endpoint-from-env.js';
+export { supervisionTable, rejectReasonsTable, rejectExamplesTable, pairExamplesTable } from './supervision-report.js';

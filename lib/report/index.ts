@@ -33,3 +33,7 @@ export { orderingVerdicts, orderingTable, type OrderingCheck, type OrderingOptio
 export { runCardMarkdown, runCardPath, writeRunCard, writeRunCards, type RunCardOptions } from './run-card.js';
 export { writeNotebookSummary, notebookSummaryMarkdown, type NotebookSummary } from './notebook-summary.js';
 export { signed, hashPrefix, formatDuration, paperText } from './format-numbers.js';
+export { alignUniformPathFromRecord } from './align-uniform-path.js';
+export { retrievalExamplesTable, pickExampleQueries, type RetrievalExamplesInput } from './retrieval-examples.js';
+export { writeEvaluationRecord, evaluationRunRecord, type EvaluationRecordOptions } from './evaluation-record.js';
+export { writeMtebResults, mtebTaskResult, mtebModelMeta, mtebModelPath, MTEB_NO_REVISION, type MtebModelInfo } from './mteb-results.js';

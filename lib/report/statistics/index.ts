@@ -27,3 +27,4 @@ export {
 export { ndtr, ndtri } from './normal.js';
 export { differenceVerdict, type DifferenceVerdict, type DifferenceEvidence, type VerdictResult } from './verdict.js';
 export { seedPermutationTest, EXACT_SPLITS_MAX, type SeedPermutationResult } from './seed-permutation.js';
+export { bootstrapMeanCI, type MeanBootstrapResult } from './mean-bootstrap.js';
