@@ -27,7 +27,7 @@ interface Run {
 
 /** The runner's environment: this process's, without ANGLE_* variables, plus `env`. */
 function runnerEnv(env: Record<string, string>): NodeJS.ProcessEnv {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ANGLE_')));
+  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ANGLE_') || k === 'ANGLE_ONNX_CACHE'));
   return { ...clean, ...env };
 }
 
