@@ -9,6 +9,7 @@
  * wrong shape is reported all at once, so one error message shows the whole mismatch.
  */
 import { InputError } from '../../util/errors.js';
+import { fitParameters } from '../check-parameters.js';
 import type { BertConfig } from './config.js';
 
 export interface RawTensor {
@@ -78,32 +79,9 @@ export function mapBertWeights(cfg: BertConfig, tensors: Map<string, RawTensor>,
   }
   const hasPooler = found.has('pooler.dense.weight') || found.has('pooler.dense.bias');
   const want = bertParameterShapes(cfg, hasPooler);
-  const missing: string[] = [];
-  const mismatched: string[] = [];
-  const out = new Map<string, RawTensor>();
-  for (const [name, shape] of want) {
-    const t = found.get(name);
-    if (!t) {
-      missing.push(name);
-      continue;
-    }
-    if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
-      mismatched.push(`${name}: checkpoint ${JSON.stringify(t.shape)}, config expects ${JSON.stringify(shape)}`);
-      continue;
-    }
-    if (!(t.data instanceof Float32Array)) {
-      mismatched.push(`${name}: integer tensor where a float parameter is expected`);
-      continue;
-    }
-    out.set(name, t);
-  }
-  const unexpected = [...found.keys()].filter((n) => !want.has(n));
-  if (missing.length || mismatched.length || unexpected.length) {
-    const parts: string[] = [];
-    if (missing.length) parts.push(`missing ${missing.length}: ${missing.join(', ')}`);
-    if (mismatched.length) parts.push(`shape mismatch ${mismatched.length}: ${mismatched.join('; ')}`);
-    if (unexpected.length) parts.push(`unexpected encoder tensors ${unexpected.length}: ${unexpected.join(', ')}`);
-    throw new InputError(`checkpoint does not fit the BERT config (${cfg.numLayers} layers, hidden ${cfg.hiddenSize}): ${parts.join(' | ')}`, { file });
-  }
-  return out;
+  return fitParameters(found, want, {
+    file,
+    target: `the BERT config (${cfg.numLayers} layers, hidden ${cfg.hiddenSize})`,
+    unexpectedLabel: 'unexpected encoder tensors',
+  });
 }

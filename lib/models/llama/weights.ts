@@ -11,6 +11,7 @@
  * unexpected is reported all at once, so one error shows the whole mismatch.
  */
 import { InputError } from '../../util/errors.js';
+import { fitParameters } from '../check-parameters.js';
 import type { TensorEntry } from '../safetensors.js';
 import type { LlamaConfig } from './config.js';
 
@@ -76,33 +77,6 @@ export function mapLlamaWeights(cfg: LlamaConfig, tensors: ReadonlyMap<string, W
     found.set(c, t);
   }
   const want = llamaParameterShapes(cfg);
-  const missing: string[] = [];
-  const mismatched: string[] = [];
-  const out = new Map<string, WeightTensor>();
-  for (const [name, shape] of want) {
-    const t = found.get(name);
-    if (!t) {
-      missing.push(name);
-      continue;
-    }
-    if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
-      mismatched.push(`${name}: checkpoint ${JSON.stringify(t.shape)}, config expects ${JSON.stringify(shape)}`);
-      continue;
-    }
-    if (!(t.data instanceof Float32Array)) {
-      mismatched.push(`${name}: integer tensor where a float parameter is expected`);
-      continue;
-    }
-    out.set(name, t);
-  }
-  const unexpected = [...found.keys()].filter((n) => !want.has(n));
-  if (missing.length || mismatched.length || unexpected.length) {
-    const parts: string[] = [];
-    if (missing.length) parts.push(`missing ${missing.length}: ${missing.join(', ')}`);
-    if (mismatched.length) parts.push(`shape mismatch ${mismatched.length}: ${mismatched.join('; ')}`);
-    if (unexpected.length) parts.push(`unexpected ${unexpected.length}: ${unexpected.join(', ')}`);
-    const shape = `${cfg.numLayers} layers, hidden ${cfg.hiddenSize}, ${cfg.numHeads}/${cfg.numKvHeads} heads, vocab ${cfg.vocabSize}${cfg.tieWordEmbeddings ? ', tied head' : ''}`;
-    throw new InputError(`checkpoint does not fit the LLaMA config (${shape}): ${parts.join(' | ')}`, { file });
-  }
-  return out;
+  const shape = `${cfg.numLayers} layers, hidden ${cfg.hiddenSize}, ${cfg.numHeads}/${cfg.numKvHeads} heads, vocab ${cfg.vocabSize}${cfg.tieWordEmbeddings ? ', tied head' : ''}`;
+  return fitParameters(found, want, { file, target: `the LLaMA config (${shape})` });
 }
