@@ -19,7 +19,7 @@ export {
   TABLE4_POOLINGS,
   type Recipe,
 } from './recipes.js';
-export { runRecipe, runKey, finishedRun, trainingData, type RunRecipeOptions, type RecipeRun } from './run-recipe.js';
+export { runRecipe, runKey, preparedRunKey, finishedRun, trainingData, type RunRecipeOptions, type RecipeRun, type ModelPreparation } from './run-recipe.js';
 export { estimateCost, type CostEstimate } from './cost.js';
 export { TablePlan, type PlannedRow, type PlannedRun, type TablePlanOptions, type LiveHooks } from './table-plan.js';
 export { table3Rows, table4ObjectiveRows, table4PoolingRows, TABLE3_COLUMNS, ANGLE_FILE } from './paper-tables.js';
@@ -31,7 +31,7 @@ export { runTransferRows, bowTransferRow, modelTransferRow, sklearnPath, pytorch
 export { locateWordVectors, sentevalTimings, vocabularyCoverage, type WordVectorsLocation, type SentevalTimings, type VocabularyCoverage } from './transfer-resources.js';
 export { SuppliedDataPlan, type SuppliedRow, type SuppliedCell, type SuppliedDataPlanOptions, type SuppliedRun } from './supplied-data-plan.js';
 export { runEvaluation, evaluationKey, type RunEvaluationOptions, type EvaluationRun } from './run-evaluation.js';
-export { runLoraRecipe, loraRunKey, estimateLoraCost, type RunLoraRecipeOptions } from './run-lora-recipe.js';
+export { runLoraRecipe, loraRunKey, loraPreparation, estimateLoraCost, type RunLoraRecipeOptions } from './run-lora-recipe.js';
 export { promptedExamples, promptedEvaluator, promptedEncoder, promptedTaskData, truncateSentence, type PromptSpec, type PromptedTrainingOptions } from './prompted-task.js';
 export { paperCellOf } from './paper-cell.js';
 export { llmSupervisedTaskData, angleLlmSupervisedRecipe, table5Rows, TABLE5_GENERATORS, TABLE5_UNSUPERVISED } from './llm-supervised-task.js';

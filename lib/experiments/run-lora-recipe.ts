@@ -7,27 +7,18 @@
  * updates, checkpoints and keeps as its best model the adapter matrices only; the key adds the
  * LoRA configuration and its seed to runRecipe's, and the record's details carry them.
  *
- * runRecipe has no hook between loading and training; if it gains one (`prepareModel`), this
- * file becomes a call to it.
+ * That step is runRecipe's `prepareModel` hook; this file supplies the LoRA preparation and the
+ * cost estimate.
  */
-import { createHash } from 'node:crypto';
-import { existsSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { envConfig } from '../config.js';
 import type { CostEstimate } from './cost.js';
 import type { Recipe } from './recipes.js';
 import type { TaskData } from './tasks.js';
 import { addLora, type LoraConfig } from '../models/adapters/lora.js';
 import type { AdaptableModel } from '../models/adapters/types.js';
 import { loadModel } from '../models/auto.js';
-import { collectProvenance } from '../report/provenance.js';
-import { loadRun } from '../report/results-reader.js';
-import { writeRunCard } from '../report/run-card.js';
-import { portableModelIdentity, writeTrainingRecord } from '../report/training-record.js';
-import { latestCheckpoint } from '../train/checkpoint.js';
-import { Trainer, type TrainResult } from '../train/trainer.js';
+import { Trainer } from '../train/trainer.js';
 import { InputError } from '../util/errors.js';
-import { finishedRun, runKey, trainingData, type RecipeRun, type RunRecipeOptions } from './run-recipe.js';
+import { preparedRunKey, runRecipe, trainingData, type ModelPreparation, type RecipeRun, type RunRecipeOptions } from './run-recipe.js';
 
 export interface RunLoraRecipeOptions extends RunRecipeOptions {
   lora: LoraConfig;
@@ -39,74 +30,36 @@ function isAdaptable(m: object): m is AdaptableModel {
   return typeof (m as Partial<AdaptableModel>).attachAdapter === 'function' && typeof (m as Partial<AdaptableModel>).linearModules === 'function';
 }
 
+/** What of the adapters decides a run's numbers. */
+function loraIdentity(lora: LoraConfig, loraSeed: number): Record<string, unknown> {
+  const targets = lora.targetModules === 'all-linear' ? 'all-linear' : [...(lora.targetModules ?? ['q_proj', 'v_proj'])];
+  return { lora: { r: lora.r, alpha: lora.alpha, dropout: lora.dropout, targets, rslora: lora.useRslora ?? false }, loraSeed };
+}
+
 /** The key of a LoRA run: runRecipe's key of the same recipe, with the adapters' configuration. */
 export function loraRunKey(baseKey: string, lora: LoraConfig, loraSeed: number): string {
-  const targets = lora.targetModules === 'all-linear' ? 'all-linear' : [...(lora.targetModules ?? ['q_proj', 'v_proj'])];
-  const identity = { base: baseKey, lora: { r: lora.r, alpha: lora.alpha, dropout: lora.dropout, targets, rslora: lora.useRslora ?? false }, loraSeed };
-  return createHash('sha256').update(JSON.stringify(identity)).digest('hex').slice(0, 16);
+  return preparedRunKey(baseKey, loraIdentity(lora, loraSeed));
+}
+
+/** What a LoRA run does to its model: adapters added with this configuration and seed (the base frozen). */
+export function loraPreparation(model: string, lora: LoraConfig, loraSeed: number): ModelPreparation {
+  return {
+    identity: loraIdentity(lora, loraSeed),
+    apply: (m) => {
+      if (!isAdaptable(m.model)) throw new InputError(`LoRA needs a model with adaptable linear layers (a decoder); '${model}' is a ${m.model.architecture} model`);
+      const modules = addLora(m.model, lora, loraSeed);
+      return {
+        details: { lora: { ...lora, targetModules: lora.targetModules ?? ['q_proj', 'v_proj'], seed: loraSeed, modules: modules.length } },
+        label: `LoRA r ${lora.r}, α ${lora.alpha}`,
+        note: `LoRA on ${modules.length} modules`,
+      };
+    },
+  };
 }
 
 /** Trains (or reuses, or resumes) one recipe through LoRA adapters at one seed; see the file comment. */
 export async function runLoraRecipe(o: RunLoraRecipeOptions): Promise<RecipeRun> {
-  const resultsDir = resolve(o.resultsDir ?? envConfig().resultsDir);
-  const log = o.log ?? (() => {});
-  const loraSeed = o.loraSeed ?? o.seed;
-  const m = await loadModel(o.model);
-  try {
-    if (!isAdaptable(m.model)) throw new InputError(`LoRA needs a model with adaptable linear layers (a decoder); '${o.model}' is a ${m.model.architecture} model`);
-    const train = trainingData(o.recipe, o.data, o.trainExamples);
-    const base = runKey({ recipe: o.recipe, seed: o.seed, train, weightsSha256: m.weightsSha256, dev: o.data.dev.name, test: o.data.test.name });
-    const key = loraRunKey(base, o.lora, loraSeed);
-    if (!o.force) {
-      const done = finishedRun(resultsDir, o.experiment, key);
-      if (done) {
-        log(`${o.recipe.name} seed ${o.seed}: reused run ${done.record.runId} (key ${key}; FORCE to retrain)`);
-        return { key, status: 'reused', run: done };
-      }
-    }
-    const modules = addLora(m.model, o.lora, loraSeed);
-    const runDir = join(resultsDir, o.experiment, 'runs', key);
-    if (o.force && existsSync(runDir)) rmSync(runDir, { recursive: true, force: true });
-    const trainer = new Trainer({
-      model: m,
-      train,
-      dev: o.data.dev,
-      test: o.data.test,
-      runDir,
-      config: { ...o.recipe.config, seed: o.seed, checkpointEvery: o.recipe.config.checkpointEvery ?? 50 },
-      onStep: o.onStep,
-      onEval: o.onEval,
-      progress: o.progress ?? false,
-    });
-    const provenance = collectProvenance();
-    let result: TrainResult;
-    try {
-      result = await trainer.run({ resume: o.force ? false : 'if-possible', signal: o.signal });
-    } catch (e) {
-      const ckpt = latestCheckpoint(runDir);
-      if (!(e instanceof InputError) || !ckpt || !e.file?.startsWith(runDir)) throw e;
-      log(`${o.recipe.name} seed ${o.seed}: the checkpoint ${e.file} is unusable (${e.message}); restarting this run from scratch`);
-      rmSync(runDir, { recursive: true, force: true });
-      result = await trainer.run({ resume: false, signal: o.signal });
-    }
-    if (!result.complete) throw new InputError(`${o.recipe.name} seed ${o.seed} stopped at step ${result.steps}; run the cell again to resume it`, { file: runDir });
-    const lora = { ...o.lora, targetModules: o.lora.targetModules ?? ['q_proj', 'v_proj'], seed: loraSeed, modules: modules.length };
-    const file = writeTrainingRecord(result, {
-      experiment: o.experiment,
-      resultsDir,
-      provenance,
-      model: portableModelIdentity(m),
-      paper: o.paper,
-      paperNote: o.paperNote,
-      details: { runKey: key, recipe: o.recipe.name, lora, ...o.details },
-    });
-    writeRunCard(file, { recipe: { ...o.recipe.config }, recipeName: `${o.recipe.name} (LoRA r ${o.lora.r}, α ${o.lora.alpha})` });
-    const status = result.resumedFrom ? 'resumed' : 'trained';
-    log(`${o.recipe.name} seed ${o.seed}: ${status}${result.resumedFrom ? ` from ${result.resumedFrom}` : ''}, ${result.steps} steps in ${result.wallSeconds.toFixed(1)} s (LoRA on ${modules.length} modules)`);
-    return { key, status, run: loadRun(file), result };
-  } finally {
-    m.model.dispose();
-  }
+  return runRecipe({ ...o, prepareModel: loraPreparation(o.model, o.lora, o.loraSeed ?? o.seed) });
 }
 
 /**

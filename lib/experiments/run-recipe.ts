@@ -18,6 +18,7 @@ import { join, resolve } from 'node:path';
 import { envConfig } from '../config.js';
 import type { TaskData } from './tasks.js';
 import { loadModel } from '../models/auto.js';
+import type { LoadedModel } from '../models/types.js';
 import { collectProvenance } from '../report/provenance.js';
 import { loadRun, type LoadedRun } from '../report/results-reader.js';
 import { writeRunCard } from '../report/run-card.js';
@@ -61,6 +62,27 @@ export interface RunRecipeOptions {
   /** Messages for the reader (reuse, resume, restart after a corrupt checkpoint). */
   log?: (line: string) => void;
   signal?: AbortSignal;
+  /** A change to the loaded model before it trains (LoRA adapters: ./run-lora-recipe.ts). */
+  prepareModel?: ModelPreparation;
+}
+
+/**
+ * What a run does to its freshly loaded model before training, e.g. adding adapters that freeze
+ * the base weights. `identity` (JSON) joins the run's key, since it decides the numbers; `apply`
+ * runs after the reuse check, and what it returns goes into the record's details, the run card's
+ * recipe name and the log line.
+ */
+export interface ModelPreparation {
+  identity: Record<string, unknown>;
+  apply(m: LoadedModel): { details: Record<string, unknown>; label: string; note: string };
+}
+
+/** The key of a run whose model is prepared: a hash of the plain run's key and the preparation's identity. */
+export function preparedRunKey(baseKey: string, identity: Record<string, unknown>): string {
+  return createHash('sha256')
+    .update(JSON.stringify({ base: baseKey, ...identity }))
+    .digest('hex')
+    .slice(0, 16);
 }
 
 export interface RecipeRun {
@@ -134,7 +156,8 @@ export async function runRecipe(o: RunRecipeOptions): Promise<RecipeRun> {
   try {
     const train = trainingData(o.recipe, o.data, o.trainExamples);
     const probes = o.probes ? Object.fromEntries(Object.entries(o.probes).map(([k, e]) => [k, e.name])) : undefined;
-    const key = runKey({ recipe: o.recipe, seed: o.seed, train, weightsSha256: m.weightsSha256, dev: o.data.dev.name, test: o.data.test.name, probes });
+    const plain = runKey({ recipe: o.recipe, seed: o.seed, train, weightsSha256: m.weightsSha256, dev: o.data.dev.name, test: o.data.test.name, probes });
+    const key = o.prepareModel ? preparedRunKey(plain, o.prepareModel.identity) : plain;
     if (!o.force) {
       const done = finishedRun(resultsDir, o.experiment, key);
       if (done) {
@@ -142,6 +165,7 @@ export async function runRecipe(o: RunRecipeOptions): Promise<RecipeRun> {
         return { key, status: 'reused', run: done };
       }
     }
+    const prepared = o.prepareModel?.apply(m);
     const runDir = join(resultsDir, o.experiment, 'runs', key);
     let resume: boolean | 'if-possible' = o.force ? false : 'if-possible';
     if (o.force && existsSync(runDir)) rmSync(runDir, { recursive: true, force: true });
@@ -178,11 +202,11 @@ export async function runRecipe(o: RunRecipeOptions): Promise<RecipeRun> {
       model: portableModelIdentity(m),
       paper: o.paper,
       paperNote: o.paperNote,
-      details: { runKey: key, recipe: o.recipe.name, ...o.details },
+      details: { runKey: key, recipe: o.recipe.name, ...prepared?.details, ...o.details },
     });
-    writeRunCard(file, { recipe: { ...o.recipe.config }, recipeName: o.recipe.name });
+    writeRunCard(file, { recipe: { ...o.recipe.config }, recipeName: prepared ? `${o.recipe.name} (${prepared.label})` : o.recipe.name });
     const status = result.resumedFrom ? 'resumed' : 'trained';
-    log(`${o.recipe.name} seed ${o.seed}: ${status}${result.resumedFrom ? ` from ${result.resumedFrom}` : ''}, ${result.steps} steps in ${result.wallSeconds.toFixed(1)} s`);
+    log(`${o.recipe.name} seed ${o.seed}: ${status}${result.resumedFrom ? ` from ${result.resumedFrom}` : ''}, ${result.steps} steps in ${result.wallSeconds.toFixed(1)} s${prepared ? ` (${prepared.note})` : ''}`);
     return { key, status, run: loadRun(file), result };
   } finally {
     m.model.dispose();
