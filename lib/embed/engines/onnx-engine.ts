@@ -14,7 +14,7 @@ import { availableParallelism } from 'node:os';
 import { tf } from '../../backend/index.js';
 import { cachedOnnxGraph, type CachedOnnxGraph, type OnnxGraphCacheOptions } from '../../models/onnx/graph-cache.js';
 import { ONNX_INPUTS, type OnnxExporter } from '../../models/onnx/exporter.js';
-import { encodeOnnxModel } from '../../models/onnx/model-file.js';
+import { DEFAULT_EXTERNAL_DATA_ABOVE, encodeOnnxModel } from '../../models/onnx/model-file.js';
 import type { TextModel, TokenBatch } from '../../models/types.js';
 import type { OrtModule } from './onnx-runtime.js';
 import type { EngineOutput, EngineRunOptions, InferenceEngine } from './types.js';
@@ -23,7 +23,8 @@ export interface OnnxEngineOptions {
   /**
    * Where exported graphs are cached and how much of them to keep (lib/models/onnx/graph-cache.ts);
    * `false` exports to memory and never touches the disk: for weights that change between uses
-   * (the trainer's dev evaluations), where a cached graph would never be read again.
+   * (the trainer's dev evaluations), where a cached graph would never be read again. A model whose
+   * weights pass 2 GiB (protobuf's limit on one message) still goes through the disk cache.
    */
   cache?: Omit<OnnxGraphCacheOptions, 'log'> | false;
   /** Intra-op threads (default: one per core, os.availableParallelism()). */
@@ -81,13 +82,15 @@ export class OnnxEngine implements InferenceEngine {
   }
 
   private async load(hiddenStates: boolean): Promise<LoadedGraph> {
-    if (this.opts.cache === false) {
-      // Weights inline (one protobuf message; fine below 2 GiB, i.e. up to BERT-large in float32).
+    // In memory the weights are inline, in one protobuf message, which cannot pass 2 GiB (BERT-large
+    // in float32 is 1.3 GB); a larger model goes through the disk cache, which writes external data.
+    const bytes = [...this.model.params.values()].reduce((n, v) => n + 4 * v.size, 0);
+    if (this.opts.cache === false && bytes <= DEFAULT_EXTERNAL_DATA_ABOVE) {
       const { model: onnx, ...outputs } = this.exporter.export(this.model, { hiddenStates });
       const session = await this.runtime.ort.InferenceSession.create(encodeOnnxModel(onnx), this.sessionOptions());
       return { session, graph: { outputs } };
     }
-    const cache = { ...this.opts.cache, log: this.log };
+    const cache = { ...(this.opts.cache || {}), log: this.log };
     let graph = cachedOnnxGraph(this.model, this.exporter, { hiddenStates }, cache);
     try {
       return { session: await this.createSession(graph.path), graph };
