@@ -86,7 +86,9 @@ for (const f of readdirSync(join(root, 'bench'))) if (/^torch_.*\.py$|^cuda-.*\.
 
 // 3. node_modules: the run-time dependency closure of what lib/ imports, without types, maps and
 //    docs; the tfjs packages keep only the Node entry point (their other bundles are browser builds).
-const ROOTS = ['@tensorflow/tfjs-core', '@tensorflow/tfjs-backend-cpu', '@huggingface/tokenizers', 'simple-statistics', 'hyparquet'];
+// protobufjs: the encoders import the ONNX exporter (lib/models/onnx); onnxruntime-node itself stays out (288 MB,
+// optional, loaded only on cpu/wasm hosts).
+const ROOTS = ['@tensorflow/tfjs-core', '@tensorflow/tfjs-backend-cpu', '@huggingface/tokenizers', 'simple-statistics', 'hyparquet', 'protobufjs'];
 const MAIN_ONLY = new Set(['@tensorflow/tfjs-core', '@tensorflow/tfjs-backend-cpu']);
 const seen = new Set();
 const queue = [...ROOTS];
