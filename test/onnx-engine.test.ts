@@ -13,7 +13,7 @@
  * Graphs are cached in a temporary folder (ANGLE_ONNX_CACHE), never in the user's cache.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -264,10 +264,13 @@ test('a corrupt cached graph is rebuilt and named in the log (damaged weights; a
   assert.ok((await run(third)) <= 1e-5);
   assert.ok(third.some((l) => l.startsWith(`onnx: cached graph ${entry} could not be loaded (`) && l.endsWith('); rebuilding it')), JSON.stringify(third));
 
-  // Intact now: found, not built.
+  // Intact now: found, not built, and a reuse says nothing.
+  const before = statSync(join(entry, 'manifest.json')).mtimeMs;
+  await new Promise((r) => setTimeout(r, 20));
   const fourth: string[] = [];
   assert.ok((await run(fourth)) <= 1e-5);
-  assert.deepEqual(fourth.filter((l) => l.startsWith('onnx:')), [`onnx: cached graph ${entry}`]);
+  assert.deepEqual(fourth.filter((l) => l.startsWith('onnx:')), []);
+  assert.ok(statSync(join(entry, 'manifest.json')).mtimeMs > before, 'the reused graph was not marked as recently used');
 });
 
 test('new weights (an assign, as training does) are exported again before the next batch', async (t) => {

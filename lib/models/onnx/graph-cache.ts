@@ -170,7 +170,8 @@ export function cachedOnnxGraph(model: TextModel, exporter: OnnxExporter, opts: 
     if (manifest) {
       const now = new Date();
       utimesSync(join(dir, MANIFEST_FILE), now, now); // most recently used, for pruning
-      cache.log?.(`onnx: cached graph ${dir}`);
+      // A reuse is the normal case and says nothing (a notebook would show a line per encoder);
+      // builds, rebuilds and removals are logged.
       return { path, key, outputs: manifest.outputs, built: false };
     }
     cache.log?.(`onnx: cached graph ${dir} is corrupt (${problem}); rebuilding it`);
