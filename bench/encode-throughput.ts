@@ -16,6 +16,7 @@ import { loadModel } from '../lib/models/auto.js';
 import { loadStsBenchmark } from '../lib/data/sts.js';
 import { writeFileAtomic } from '../lib/util/atomic-write.js';
 import { packageRoot } from '../lib/util/package-root.js';
+import { portableModelRef } from '../lib/report/training-record.js';
 
 const { values } = parseArgs({ options: { model: { type: 'string' }, n: { type: 'string' } } });
 const modelId = values.model ?? process.env.ANGLE_MODEL;
@@ -46,7 +47,7 @@ const when = new Date().toISOString();
 const out = {
   benchmark: 'encode-throughput',
   when,
-  model: modelId,
+  model: portableModelRef(modelId),
   sentences: texts.length,
   maxLength: 64,
   batchSize: 64,

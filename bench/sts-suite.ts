@@ -16,6 +16,7 @@ import { evaluateStsSuite } from '../lib/eval/senteval-sts.js';
 import { loadModel } from '../lib/models/auto.js';
 import { writeFileAtomic } from '../lib/util/atomic-write.js';
 import { packageRoot } from '../lib/util/package-root.js';
+import { portableModelRef } from '../lib/report/training-record.js';
 
 const { values } = parseArgs({ options: { model: { type: 'string' }, backends: { type: 'string' }, pooling: { type: 'string' } } });
 const modelId = values.model ?? process.env.ANGLE_MODEL;
@@ -47,7 +48,7 @@ const when = new Date().toISOString();
 const out = {
   benchmark: 'sts-suite',
   when,
-  model: modelId,
+  model: portableModelRef(modelId),
   pooling,
   maxLength: 64,
   machine: { host: hostname(), cpu: cpus()[0]?.model, cores: cpus().length, arch: arch(), node: process.version, tfjsCore: tf.version_core },

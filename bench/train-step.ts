@@ -16,6 +16,7 @@ import { pairExamples } from '../lib/train/examples.js';
 import { Trainer } from '../lib/train/trainer.js';
 import { writeFileAtomic } from '../lib/util/atomic-write.js';
 import { packageRoot } from '../lib/util/package-root.js';
+import { portableModelRef } from '../lib/report/training-record.js';
 
 const { values } = parseArgs({ options: { model: { type: 'string' }, steps: { type: 'string' } } });
 const modelId = values.model ?? process.env.ANGLE_MODEL;
@@ -56,7 +57,7 @@ const when = new Date().toISOString();
 const out = {
   benchmark: 'train-step',
   when,
-  model: modelId,
+  model: portableModelRef(modelId),
   setting: { pairsPerStep: 32, maxLength: 32, objective: 'cosine + angle (taus 20, 1), cls', optimizer: 'AdamW (fused kernel)', steps, warmup },
   machine: { host: hostname(), cpu: cpus()[0]?.model, cores: cpus().length, arch: arch(), node: process.version, tfjsCore: tf.version_core },
   results: rows,

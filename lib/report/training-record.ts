@@ -60,6 +60,11 @@ export function portableModelIdentity(m: Pick<LoadedModel, 'id' | 'dir' | 'sourc
   return { id: portablePath(m.dir, env), weightsSha256: m.weightsSha256 };
 }
 
+/** What a results file may store for a model given as a Hub id or a local directory (before loading it). */
+export function portableModelRef(idOrPath: string, env: NodeJS.ProcessEnv = process.env): string {
+  return existsSync(idOrPath) ? portablePath(idOrPath, env) : idOrPath;
+}
+
 /** A local path as a results file may store it (see portableModelIdentity). */
 export function portablePath(path: string, env: NodeJS.ProcessEnv = process.env): string {
   const abs = resolve(path);
