@@ -53,6 +53,7 @@ import { HfTokenizer } from '../lib/models/tokenizers/hf.js';
 import type { EncodedText } from '../lib/models/types.js';
 import type { Embeddings } from '../lib/embed/types.js';
 import { writeFileAtomic } from '../lib/util/atomic-write.js';
+import { mulberry32 } from '../lib/util/mulberry32.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -258,14 +259,8 @@ function writeRandomBertBase(dir: string, tokenizerDir: string, seed = 1234): nu
   raw.architectures = ['BertModel'];
   writeFileSync(join(dir, 'config.json'), JSON.stringify(raw, null, 2));
   for (const f of ['tokenizer.json', 'tokenizer_config.json', 'vocab.txt']) copyFileSync(join(tokenizerDir, f), join(dir, f));
-  let s = seed >>> 0;
-  const uniform = () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (((t ^ (t >>> 14)) >>> 0) + 0.5) / 4294967296;
-  };
+  const next = mulberry32(seed);
+  const uniform = () => (next() + 0.5) / 4294967296;
   const cfg = parseBertConfig(raw, join(tokenizerDir, 'config.json'));
   const tensors: Record<string, { shape: number[]; data: Float32Array }> = {};
   let params = 0;

@@ -26,6 +26,7 @@ import { parseBertConfig } from '../lib/models/bert/config.js';
 import { BertModel } from '../lib/models/bert/model.js';
 import { AdamW, gradientsByParameterName } from '../lib/train/adamw.js';
 import { bertParameterShapes, type RawTensor } from '../lib/models/bert/weights.js';
+import { mulberry32 } from '../lib/util/mulberry32.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const { values: opts } = parseArgs({
@@ -48,14 +49,8 @@ const config = parseBertConfig(JSON.parse(readFileSync(join(here, 'cuda-bert-bas
 
 /** HF's init: normal(0, 0.02) for embeddings and Linear weights, zero biases, LayerNorm 1 / 0. */
 function randomWeights(seed: number): Map<string, RawTensor> {
-  let s = seed >>> 0;
-  const uniform = () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (((t ^ (t >>> 14)) >>> 0) + 0.5) / 4294967296;
-  };
+  const next = mulberry32(seed);
+  const uniform = () => (next() + 0.5) / 4294967296;
   const out = new Map<string, RawTensor>();
   for (const [name, shape] of bertParameterShapes(config)) {
     const n = shape.reduce((a, b) => a * b, 1);

@@ -23,16 +23,10 @@ import { captionRetrieval } from '../lib/eval/retrieval.js';
 import { flickr30kQueryDetails, runFlickr30k } from '../lib/experiments/flickr30k-run.js';
 import { pickExampleQueries, retrievalExamplesTable } from '../lib/report/retrieval-examples.js';
 import { DATA_DIR, GOLDEN_DIR } from './helpers/env.js';
+import { mulberry32Uniform } from '../lib/util/mulberry32.js';
 
 function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  return mulberry32Uniform(seed);
 }
 
 /** Captions of an image share most of its support: unit vectors with four entries ±½ (exact in float32). */

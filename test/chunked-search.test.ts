@@ -13,16 +13,10 @@ import { initBackend, tf } from '../lib/backend/index.js';
 import type { Embeddings } from '../lib/embed/types.js';
 import { chunkedInnerProductSearch, chunkedSearchMemoryBound } from '../lib/eval/chunked-search.js';
 import { searchInnerProduct, type TopK } from '../lib/eval/retrieval.js';
+import { mulberry32Uniform } from '../lib/util/mulberry32.js';
 
 function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  return mulberry32Uniform(seed);
 }
 
 /** Entries in {-1, 0, 1}: exact float32 products and sums, and many equal scores. */

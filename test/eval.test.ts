@@ -39,17 +39,11 @@ import type { StsSet } from '../lib/data/index.js';
 import { initBackend } from '../lib/backend/index.js';
 import { hashingBowEncoder, tableEncoder } from '../lib/eval/baselines.js';
 import { DATA_DIR, GOLDEN_DIR } from './helpers/env.js';
+import { mulberry32Uniform } from '../lib/util/mulberry32.js';
 
 /** Seeded uniform [0, 1) stream (mulberry32). */
 function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  return mulberry32Uniform(seed);
 }
 
 const DATA = DATA_DIR;

@@ -32,6 +32,7 @@ import {
 } from '../lib/losses/index.js';
 import { InputError } from '../lib/util/errors.js';
 import { goldenOrSkip } from './helpers/env.js';
+import { mulberry32Uniform } from '../lib/util/mulberry32.js';
 
 const tmp: string[] = [];
 before(async () => {
@@ -45,14 +46,7 @@ after(() => {
 
 /** Deterministic N(0, sd²) matrix (mulberry32 + Box-Muller). */
 function randn(rows: number, cols: number, seed: number, sd = 1): number[][] {
-  let s = seed >>> 0;
-  const u = () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const u = mulberry32Uniform(seed);
   return Array.from({ length: rows }, () =>
     Array.from({ length: cols }, () => sd * Math.sqrt(-2 * Math.log(u() + 1e-12)) * Math.cos(2 * Math.PI * u())),
   );

@@ -7,7 +7,7 @@
 import { loadModel } from '../models/auto.js';
 import { Trainer } from '../train/trainer.js';
 import type { Recipe } from './recipes.js';
-import { trainingData } from './run-recipe.js';
+import { trainingData, type ModelPreparation } from './run-recipe.js';
 import type { TaskData } from './tasks.js';
 
 export interface CostEstimate {
@@ -24,10 +24,14 @@ export interface CostEstimate {
   seconds: number;
 }
 
-/** Measures and extrapolates one recipe's cost on `model` (loaded afresh and disposed). */
-export async function estimateCost(recipe: Recipe, model: string, data: TaskData, trainExamples?: number): Promise<CostEstimate> {
+/**
+ * Measures and extrapolates one recipe's cost on `model` (loaded afresh and disposed), after
+ * `prepare` if the run changes its model first (LoRA adapters: only they train and hold optimizer state).
+ */
+export async function estimateCost(recipe: Recipe, model: string, data: TaskData, trainExamples?: number, prepare?: ModelPreparation): Promise<CostEstimate> {
   const m = await loadModel(model);
   try {
+    prepare?.apply(m);
     const train = trainingData(recipe, data, trainExamples);
     const probe = new Trainer({ model: m, train, config: { ...recipe.config, evalEvery: undefined, checkpointEvery: undefined }, progress: false });
     const r = probe.resolved;

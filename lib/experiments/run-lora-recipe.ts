@@ -10,15 +10,13 @@
  * That step is runRecipe's `prepareModel` hook; this file supplies the LoRA preparation and the
  * cost estimate.
  */
-import type { CostEstimate } from './cost.js';
+import { estimateCost, type CostEstimate } from './cost.js';
 import type { Recipe } from './recipes.js';
 import type { TaskData } from './tasks.js';
 import { addLora, type LoraConfig } from '../models/adapters/lora.js';
 import type { AdaptableModel } from '../models/adapters/types.js';
-import { loadModel } from '../models/auto.js';
-import { Trainer } from '../train/trainer.js';
 import { InputError } from '../util/errors.js';
-import { preparedRunKey, runRecipe, trainingData, type ModelPreparation, type RecipeRun, type RunRecipeOptions } from './run-recipe.js';
+import { preparedRunKey, runRecipe, type ModelPreparation, type RecipeRun, type RunRecipeOptions } from './run-recipe.js';
 
 export interface RunLoraRecipeOptions extends RunRecipeOptions {
   lora: LoraConfig;
@@ -63,38 +61,9 @@ export async function runLoraRecipe(o: RunLoraRecipeOptions): Promise<RecipeRun>
 }
 
 /**
- * What a LoRA run will cost (as ./cost.ts `estimateCost` for a full fine-tuning, which would train
- * and hold optimizer state for every weight): steps, tokens, and two steps measured on a throwaway
- * copy of the model with the adapters added (the first warms up; the second is timed).
+ * What a LoRA run will cost (./cost.ts `estimateCost` with the adapters added, at seed 0: the
+ * steps measured train and hold optimizer state for the adapters only).
  */
-export async function estimateLoraCost(recipe: Recipe, model: string, data: TaskData, lora: LoraConfig, trainExamples?: number): Promise<CostEstimate> {
-  const m = await loadModel(model);
-  try {
-    if (!isAdaptable(m.model)) throw new InputError(`LoRA needs a model with adaptable linear layers (a decoder); '${model}' is a ${m.model.architecture} model`);
-    addLora(m.model, lora, 0);
-    const train = trainingData(recipe, data, trainExamples);
-    const probe = new Trainer({ model: m, train, config: { ...recipe.config, evalEvery: undefined, checkpointEvery: undefined }, progress: false });
-    const r = probe.resolved;
-    let tokensPerEpoch = 0;
-    for (let b = 0; b < probe.plan.batchesPerEpoch; b++) tokensPerEpoch += probe.plan.batch(0, b).realTokens;
-    const measured = await probe.run({ stopAfterSteps: Math.min(2, r.totalSteps) });
-    const last = measured.log[measured.log.length - 1];
-    const secondsPerStep = last?.seconds ?? 0;
-    const every = recipe.config.evalEvery === 'epoch' ? r.stepsPerEpoch : recipe.config.evalEvery;
-    const evaluations = every ? Math.ceil(r.totalSteps / every) : 1;
-    // Embedding costs about a third of a training step per token (forward only): dev and test texts.
-    const perToken = last ? secondsPerStep / Math.max(1, last.tokens) / 3 : 0;
-    const evalTokens = (data.dev.rows * evaluations + data.test.rows) * (tokensPerEpoch / Math.max(1, train.items.length));
-    return {
-      recipe: recipe.name,
-      examples: train.items.length,
-      steps: r.totalSteps,
-      tokens: Math.round((tokensPerEpoch * r.totalSteps) / r.stepsPerEpoch),
-      secondsPerStep,
-      evaluations,
-      seconds: r.totalSteps * secondsPerStep + evalTokens * perToken,
-    };
-  } finally {
-    m.model.dispose();
-  }
+export function estimateLoraCost(recipe: Recipe, model: string, data: TaskData, lora: LoraConfig, trainExamples?: number): Promise<CostEstimate> {
+  return estimateCost(recipe, model, data, trainExamples, loraPreparation(model, lora, 0));
 }

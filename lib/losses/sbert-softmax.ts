@@ -13,6 +13,7 @@ import { tf } from '../backend/index.js';
 import { InputError } from '../util/errors.js';
 import { pairCount, splitPairs } from './batch.js';
 import { assertEmbeddings, checkLabels } from './validate.js';
+import { mulberry32Uniform } from '../util/mulberry32.js';
 
 export const SBERT_SOFTMAX_OBJECTIVE = 'SBERT softmax classification';
 
@@ -21,14 +22,7 @@ export function sbertClassifierInit(dim: number, classes: number, seed: number):
   const fanIn = 3 * dim;
   const bound = 1 / Math.sqrt(fanIn);
   // A small seeded generator (mulberry32): the draw only has to be reproducible, not PyTorch's.
-  let s = seed >>> 0;
-  const u = () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const u = mulberry32Uniform(seed);
   const weight = Float32Array.from({ length: classes * fanIn }, () => (2 * u() - 1) * bound);
   const bias = Float32Array.from({ length: classes }, () => (2 * u() - 1) * bound);
   return { weight, bias };

@@ -33,6 +33,7 @@ import { captionRetrieval } from '../eval/retrieval.js';
 import { indexStsSets, summarizeStsSets, type StsTaskResult } from '../eval/senteval-sts.js';
 import { spearman } from '../eval/spearman.js';
 import { embedUnique, gatherRows, pairCosines, pairCosinesF32 } from '../eval/vectors.js';
+import { mulberry32 } from '../util/mulberry32.js';
 
 export type GoldenPooling = 'cls' | 'avg';
 
@@ -99,14 +100,9 @@ function compareExact(name: string, ours: number, ref: unknown): ParityCheck {
 
 /** Deterministic standard normal stream (mulberry32 + Box-Muller). */
 function gaussian(seed: number): () => number {
-  let a = seed >>> 0;
-  const u = (): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (((t ^ (t >>> 14)) >>> 0) + 1) / 4294967297;
-  };
+  const next = mulberry32(seed);
+  // (x + 1) / (2³² + 1) is in (0, 1): log(u) stays finite.
+  const u = (): number => (next() + 1) / 4294967297;
   return () => Math.sqrt(-2 * Math.log(u())) * Math.cos(2 * Math.PI * u());
 }
 

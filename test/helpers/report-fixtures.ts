@@ -14,6 +14,7 @@ import { spearman } from '../../lib/eval/spearman.js';
 import type { Provenance } from '../../lib/report/provenance.js';
 import { writeTrainingRecord } from '../../lib/report/training-record.js';
 import type { TrainResult } from '../../lib/train/trainer.js';
+import { mulberry32Uniform } from '../../lib/util/mulberry32.js';
 
 export const EXPERIMENT = 'table4';
 export const PAIRS = 150;
@@ -35,14 +36,7 @@ export const MODEL = { id: 'bert-base-uncased', commit: '86b5e0934494bd15c9632b1
 
 /** mulberry32: a small seeded generator, so the fixture is the same on every machine. */
 function generator(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  return mulberry32Uniform(seed);
 }
 
 /** Gold scores 0..5 in steps of 0.2 (ties, as STS-B has). */

@@ -16,9 +16,10 @@
  * [out, in] layout (Gemm's transB), so the initializers are the parameter arrays themselves.
  * Standard operators only, so any ONNX runtime can run it. ONNX Runtime's own com.microsoft
  * operators (Attention with one packed QKV projection, SkipLayerNormalization, BiasGelu) were
- * measured on BERT-base here and were no faster (109.6 against 109.1 sentences/s, best of 6 passes
+ * tried on BERT-base during development and were no faster (109.6 against 109.1 sentences/s, best of 6 passes
  * at batch 64 on 2 threads, both within 1e-6 of the golden): the Gemms take 84% of the time
- * (ONNX Runtime's profiler), and ONNX Runtime packs their weights once either way.
+ * (ONNX Runtime's profiler), and ONNX Runtime packs their weights once either way. That comparison is not in bench/results:
+ * the graph with them was not kept, so `bench/cpu-encode.ts` measures this graph only.
  */
 import type { TextModel } from '../types.js';
 import { OnnxGraphBuilder, type InitializerData } from '../onnx/graph-builder.js';
