@@ -23,7 +23,7 @@ import { ensureDataset } from '../lib/data/ensure.js';
 import { DATASET_IDS, datasetEntry, type DatasetId } from '../lib/data/registry.js';
 import { UnknownNameError } from '../lib/util/errors.js';
 import { tableToText } from '../lib/util/table.js';
-import { EXIT, helpText, parseOptions, runCommand, UsageError, type OptionSpecs } from './cli/command.js';
+import { EXIT, helpText, parseOptions, runCommand, UsageError, validateArguments, type OptionSpecs } from './cli/command.js';
 
 const COMMANDS = ['check', 'download', 'cards'] as const;
 
@@ -59,10 +59,13 @@ async function main(): Promise<number> {
     return EXIT.ok;
   }
   if (!command) throw new UsageError(`a command is needed: ${COMMANDS.join(', ')} (see --help)`);
-  if (!(COMMANDS as readonly string[]).includes(command)) throw new UnknownNameError('command', command, COMMANDS);
+  if (!(COMMANDS as readonly string[]).includes(command)) throw new UsageError(new UnknownNameError('command', command, COMMANDS).message);
+  // Data set names are arguments too: checked before the data root is looked at or anything downloads.
+  const named = validateArguments(() => (rest.length > 0 ? idsFrom(rest) : undefined));
+  const listed = validateArguments(() => (values.ids ? idsFrom(values.ids.split(',').map((s) => s.trim())) : undefined));
 
   if (command === 'cards') {
-    console.log(tableToText(datasetCardsTable(rest.length > 0 ? idsFrom(rest) : DATASET_IDS)));
+    console.log(tableToText(datasetCardsTable(named ?? DATASET_IDS)));
     return EXIT.ok;
   }
   const located = locateDataDir(values['data-dir'], process.env, '--data-dir');
@@ -71,8 +74,7 @@ async function main(): Promise<number> {
 
   if (command === 'check') {
     if (rest.length > 0) throw new UsageError(`check takes no positional arguments (got ${rest.join(' ')}); use --ids`);
-    const ids = values.ids ? idsFrom(values.ids.split(',').map((s) => s.trim())) : undefined;
-    const rows = checkDatasets({ dataDir, ids, allowSizeMismatch: values['allow-size-mismatch'] });
+    const rows = checkDatasets({ dataDir, ids: listed, allowSizeMismatch: values['allow-size-mismatch'] });
     if (values.json) {
       console.log(JSON.stringify(rows, null, 2));
     } else {
@@ -94,7 +96,7 @@ async function main(): Promise<number> {
   // download
   if (rest.length === 0) throw new UsageError('download needs data set ids (or all)');
   let failed = 0;
-  for (const id of idsFrom(rest)) {
+  for (const id of named!) {
     try {
       const r = await ensureDataset(id, { dataDir, splits: values.split, ignoreLocal: values['ignore-local'], onProgress: (m) => console.error(`  ${m}`) });
       const where = Object.entries(r.splits).map(([s, w]) => `${s}: ${w}`).join(', ');

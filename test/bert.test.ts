@@ -145,7 +145,8 @@ test('bad model directories fail with the file and the problem', async (t) => {
   d = modelCopy();
   unlinkSync(join(d, 'model.safetensors'));
   writeFileSync(join(d, 'pytorch_model.bin'), 'x');
-  await assert.rejects(loadModel(d), /has no model\.safetensors or model\.safetensors\.index\.json \(it has pytorch_model\.bin: convert it/);
+  // pytorch_model.bin is read now (lib/models/torch-checkpoint); one that is not a checkpoint says so.
+  await assert.rejects(loadModel(d), /pytorch_model\.bin: not a PyTorch checkpoint: expected a zip archive \(torch\.save since 1\.6\) or a pickle/);
 });
 
 test('shared-pooling encoders: same rows as single encoders, one forward pass per text', async (t) => {

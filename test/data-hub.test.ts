@@ -1,7 +1,8 @@
 /**
- * The Hub path of lib/data against a real HTTP server on 127.0.0.1 that answers in the Hub's
- * URL layout and headers (/datasets/<repo>/resolve/<rev>/<file>, X-Repo-Commit, ETag; big files
- * as LFS redirects with X-Linked-Etag / X-Linked-Size). It serves the four data repositories
+ * The Hub path of lib/data against the two local servers of test/helpers/fake-hub.ts, which answer
+ * as huggingface.co and its CDN do (HEAD/GET on /datasets/<repo>/resolve/<rev>/<file>,
+ * X-Repo-Commit, ETag; big files as a 302 to the CDN host with X-Linked-Etag / X-Linked-Size, the
+ * token never forwarded there). It serves the four data repositories
  * with fixture files: senteval.tar made by GNU tar, parquet splits made by hyparquet-writer with
  * the Hub's column names and label conventions, and csv / text files.
  *
@@ -12,10 +13,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -44,6 +42,7 @@ import {
 import { InputError, UnavailableError } from '../lib/util/errors.js';
 import { gnuTar, makeTar, writePairsParquet } from './fixtures/data/build.js';
 import { DATA_DIR } from './helpers/env.js';
+import { startFakeHub, type FakeHub as SharedHub } from './helpers/fake-hub.js';
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'data');
 const ROOT = join(FIXTURES, 'root');
@@ -51,51 +50,39 @@ const COMMIT = 'c0ffee0000000000000000000000000000000001';
 /** Files at least this big are served the way the Hub serves LFS files: a redirect to a CDN URL. */
 const LFS_MIN = 2048;
 
-const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
-const gitSha1 = (b: Buffer) => createHash('sha1').update(`blob ${b.length}\0`).update(b).digest('hex');
+
+/** The data-set repos of the shared fake Hub (test/helpers/fake-hub.ts), set as "org/name" -> file -> bytes. */
+class DatasetRepos extends Map<string, Map<string, Buffer>> {
+  constructor(private readonly hub: SharedHub) {
+    super();
+  }
+  override set(id: string, files: Map<string, Buffer>): this {
+    super.set(id, files);
+    // Big files are LFS-backed (a 302 to the CDN host), small ones stored in git, as on the Hub.
+    this.hub.repos.set(`dataset:${id}`, { refs: { main: COMMIT }, files: Object.fromEntries(files), storage: (f) => ((files.get(f)?.length ?? 0) >= LFS_MIN ? 'lfs' : 'git') });
+    return this;
+  }
+}
 
 interface FakeHub {
   endpoint: string;
-  /** "org/name" -> file -> bytes (dataset repos). */
-  repos: Map<string, Map<string, Buffer>>;
-  requests: string[];
+  repos: DatasetRepos;
+  /** "hub HEAD /datasets/..." or "cdn GET /repos/..." per request. */
+  readonly requests: string[];
+  clearRequests(): void;
   close(): Promise<void>;
 }
 
-async function startFakeHub(): Promise<FakeHub> {
-  const repos = new Map<string, Map<string, Buffer>>();
-  const requests: string[] = [];
-  const blobs = new Map<string, Buffer>();
-  const server: Server = createServer((req, res) => {
-    const url = req.url ?? '';
-    requests.push(url);
-    const cdn = /^\/cdn\/([0-9a-f]{64})$/.exec(url);
-    if (cdn) {
-      const b = blobs.get(cdn[1]);
-      if (!b) return void res.writeHead(404).end();
-      return void res.writeHead(200, { 'content-length': b.length }).end(b);
-    }
-    const m = /^\/datasets\/([^/]+\/[^/]+)\/resolve\/([^/]+)\/(.+)$/.exec(url);
-    const repo = m && repos.get(m[1]);
-    if (!m || !repo) return void res.writeHead(404, { 'x-error-code': 'RepoNotFound' }).end();
-    if (m[2] !== 'main' && m[2] !== COMMIT) return void res.writeHead(404, { 'x-error-code': 'RevisionNotFound' }).end();
-    const file = m[3].split('/').map(decodeURIComponent).join('/');
-    const data = repo.get(file);
-    if (!data) return void res.writeHead(404, { 'x-error-code': 'EntryNotFound', 'x-repo-commit': COMMIT }).end();
-    if (data.length >= LFS_MIN) {
-      const oid = sha256(data);
-      blobs.set(oid, data);
-      res.writeHead(302, { location: `/cdn/${oid}`, 'x-repo-commit': COMMIT, 'x-linked-etag': `"${oid}"`, 'x-linked-size': String(data.length) });
-      return void res.end();
-    }
-    res.writeHead(200, { 'x-repo-commit': COMMIT, etag: `"${gitSha1(data)}"`, 'content-length': data.length }).end(data);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+async function startDataHub(): Promise<FakeHub> {
+  const hub = await startFakeHub();
   return {
-    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    repos,
-    requests,
-    close: () => new Promise<void>((r) => (server.close(() => r()), server.closeAllConnections())),
+    endpoint: hub.endpoint,
+    repos: new DatasetRepos(hub),
+    get requests() {
+      return hub.requests.map((r) => `${r.server} ${r.method} ${r.path}`);
+    },
+    clearRequests: () => void (hub.requests.length = 0),
+    close: () => hub.close(),
   };
 }
 
@@ -138,7 +125,7 @@ describe('Hub download path against a local server', { skip: TAR }, () => {
   const FIX = { dataDir: ROOT, useCache: false, allowSizeMismatch: true };
 
   before(async () => {
-    hub = await startFakeHub();
+    hub = await startDataHub();
     tmp = mkdtempSync(join(tmpdir(), 'angle-data-hub-'));
     cacheDir = join(tmp, 'hf', 'hub');
     emptyRoot = join(tmp, 'empty-root');
@@ -182,20 +169,21 @@ describe('Hub download path against a local server', { skip: TAR }, () => {
   });
 
   test('senteval.tar: downloaded once (an LFS redirect), extracted, then STS13, STS-B, SICK, MR and TREC load from the cache', async () => {
-    hub.requests.length = 0;
+    hub.clearRequests();
     const r = await ensureDataset('STS13', hubOpts);
     assert.deepEqual(r.splits, { test: 'hub' });
     assert.equal(r.commit, COMMIT);
     assert.equal(r.preparedDir, join(cacheDir, 'datasets--princeton-nlp--datasets-for-simcse', 'angle-extracted', COMMIT, 'senteval', 'STS', 'STS13-en-test'));
+    // HEAD on the Hub (a 302 naming the LFS blob), then the blob from the CDN host.
     assert.equal(hub.requests.length, 2);
-    assert.match(hub.requests[0], /^\/datasets\/princeton-nlp\/datasets-for-simcse\/resolve\/main\/senteval\.tar$/);
-    assert.match(hub.requests[1], /^\/cdn\/[0-9a-f]{64}$/);
+    assert.match(hub.requests[0], /^hub HEAD \/datasets\/princeton-nlp\/datasets-for-simcse\/resolve\/main\/senteval\.tar$/);
+    assert.match(hub.requests[1], /^cdn GET \/repos\/[0-9a-f]{2}\/[0-9a-f]{2}\/[0-9a-f]{64}$/);
 
     const fromCache = loadStsYear('STS13', cached);
     assert.ok(fromCache.every((s) => s.where === 'cache'));
     assert.deepEqual(fromCache.map((s) => texts(s.pairs)), loadStsYear('STS13', FIX).map((s) => texts(s.pairs)));
 
-    hub.requests.length = 0;
+    hub.clearRequests();
     for (const id of ['STSBenchmark', 'SICKRelatedness', 'MR', 'TREC'] as const) {
       const e = await ensureDataset(id, hubOpts);
       assert.ok(Object.values(e.splits).every((w) => w === 'cache'), `${id}: ${JSON.stringify(e.splits)}`);
@@ -209,15 +197,15 @@ describe('Hub download path against a local server', { skip: TAR }, () => {
 
   test('the second call makes no request', async () => {
     await ensureDataset('STS13', hubOpts);
-    hub.requests.length = 0;
+    hub.clearRequests();
     assert.deepEqual((await ensureDataset('STS13', hubOpts)).splits, { test: 'cache' });
     assert.deepEqual(hub.requests, []);
   });
 
   test('GLUE and GitHub Issues parquet: converted once, labels mapped to 1 = paraphrase / duplicate / entailment', async () => {
-    hub.requests.length = 0;
+    hub.clearRequests();
     assert.deepEqual((await ensureDataset('QNLI', hubOpts)).splits, { train: 'hub', dev: 'hub' });
-    assert.deepEqual(hub.requests.filter((r) => r.startsWith('/datasets/')).length, 2);
+    assert.deepEqual(hub.requests.filter((r) => r.startsWith('hub HEAD /datasets/')).length, 2);
     const dev = loadQnli('dev', cached);
     assert.equal(dev.where, 'cache');
     assert.deepEqual(texts(dev.pairs), texts(loadQnli('dev', FIX).pairs), 'the Hub stores 0 for entailment; ours is 1');
@@ -230,7 +218,7 @@ describe('Hub download path against a local server', { skip: TAR }, () => {
     await ensureDataset('GitHubIssues', hubOpts);
     assert.deepEqual(texts(loadGithubIssues('valid', cached).pairs), texts(loadGithubIssues('test', FIX).pairs));
 
-    hub.requests.length = 0;
+    hub.clearRequests();
     assert.deepEqual((await ensureDataset('QNLI', hubOpts)).splits, { train: 'cache', dev: 'cache' });
     assert.deepEqual(hub.requests, []);
   });
@@ -293,7 +281,7 @@ describe('Hub download path against a local server', { skip: TAR }, () => {
 
   test('HF_HUB_OFFLINE with an empty cache: a clear error saying how to provide the data, and no request', async () => {
     const emptyCache = join(tmp, 'empty-cache');
-    hub.requests.length = 0;
+    hub.clearRequests();
     await assert.rejects(ensureDataset('QQP', { ...hubOpts, cacheDir: emptyCache, offline: true }), (e: unknown) => {
       assert.ok(e instanceof UnavailableError, String(e));
       assert.match(e.message, /QQP \(train, dev\): not under the data root and HF_HUB_OFFLINE is set and the Hugging Face cache .*empty-cache does not have qqp\/train-00000-of-00001\.parquet, qqp\/validation-00000-of-00001\.parquet of nyu-mll\/glue/);
@@ -347,7 +335,7 @@ describe('real files through the Hub path', { skip: TAR || (DATA_DIR ? false : '
   const REAL = { dataDir: DATA_DIR, useCache: false };
 
   before(async () => {
-    hub = await startFakeHub();
+    hub = await startDataHub();
     tmp = mkdtempSync(join(tmpdir(), 'angle-data-hub-real-'));
     const emptyRoot = join(tmp, 'empty-root');
     mkdirSync(emptyRoot);

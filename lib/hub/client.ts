@@ -10,20 +10,38 @@
  * the `/api/{type}s/{repo}/paths-info` endpoint, names the snapshot folder after the file's *last
  * commit* (huggingface_hub uses the repo commit from `X-Repo-Commit`, so the two caches would
  * diverge), writes no `refs/<revision>`, has no offline mode, no progress and logs through
- * console. The Hub's download protocol is one request per file, so doing it here keeps the cache
- * byte-for-byte compatible with Python's and lets any plain HTTP server (a mirror, a test server)
- * stand in for the Hub.
+ * console. The Hub's download protocol is a HEAD and a GET per file, so doing it here keeps the
+ * cache byte-for-byte compatible with Python's and lets any HTTP server that answers the same way
+ * (a mirror, a test server) stand in for the Hub.
  *
- * Protocol: `GET {endpoint}/{repo}/resolve/{revision}/{file}` (datasets: `/datasets/{repo}/...`).
- * The Hub answers 200 (small git files) or a redirect to a CDN (LFS/Xet files; the Xet "LFS
- * bridge" serves whole files this way). The Hub's own response carries `X-Repo-Commit` and
- * `ETag`, or `X-Linked-Etag` / `X-Linked-Size` on the redirect. Redirects are followed by hand so
- * those headers are seen, and the token is only sent to the endpoint's origin, never to a CDN.
+ * Protocol, as huggingface_hub 1.x speaks it (file_download.py `get_hf_file_metadata`,
+ * `_get_metadata_or_catch_error`; utils/_http.py `hf_raise_for_status`), one file at a time:
+ * 1. `HEAD {endpoint}/{repo}/resolve/{revision}/{file}` (datasets: `/datasets/{repo}/...`; the
+ *    revision URL-encoded as one segment, so `refs/pr/1` is `refs%2Fpr%2F1`), with
+ *    `Accept-Encoding: identity` and the token. Redirects within the Hub's origin are followed (a
+ *    renamed repo answers 307 with a relative Location); a redirect to another host is not.
+ * 2. The answer names the commit (`X-Repo-Commit`), the content (`X-Linked-Etag`, the sha256 of an
+ *    LFS/Xet file, else `ETag`, the git blob sha1 of a small file) and the size (`X-Linked-Size`,
+ *    else `Content-Length`). LFS and Xet-backed files answer `302 Found` to a CDN host
+ *    (cdn-lfs.hf.co, or the Xet "LFS bridge" cas-bridge.xethub.hf.co, which serves the whole file
+ *    to clients that are not Xet-aware: Hub docs, "Backward Compatibility with LFS"); the Xet
+ *    headers (`X-Xet-Hash`, `Link: rel="xet-auth"`) are for Xet-aware clients and are not used.
+ * 3. A blob already in the cache under that etag is linked, not fetched. Otherwise `GET` the
+ *    location; the token goes only to the endpoint's origin, never to the CDN (its URL is signed,
+ *    and huggingface_hub drops `authorization` when the host changes).
+ * Errors come as `X-Error-Code` / `X-Error-Message`: `GatedRepo` (401 without a token, 403 when the
+ * token's account has not accepted the licence) becomes a GatedRepoError whose one line names the
+ * id, the page where the licence is accepted and HF_TOKEN; `RepoNotFound` (401 without a token for
+ * a missing or private repo, 404 with one), `RevisionNotFound` and `EntryNotFound` (404, with
+ * `X-Repo-Commit`) become InputErrors naming the repo, revision or file; 401 "Invalid credentials
+ * in Authorization header" says the token was rejected. test/helpers/fake-hub.ts serves all of
+ * this from two local servers, with the sources of each behaviour.
  *
  * Cache layout (huggingface_hub's, so an existing Python cache is reused and vice versa):
  *   {cacheDir}/models--org--name/blobs/<etag>                  file contents
  *   {cacheDir}/models--org--name/snapshots/<commit>/<file>     relative symlink to the blob
  *   {cacheDir}/models--org--name/refs/<revision>               the commit a branch/tag pointed at
+ *                                                              (refs/refs/pr/1 for a pull request)
  *   {cacheDir}/models--org--name/.no_exist/<commit>/<file>     "this file is not in that commit"
  *
  * Caching policy: when every requested file is already in the snapshot that `refs/<revision>`
@@ -51,6 +69,7 @@ import { dirname, join, relative } from 'node:path';
 
 import { writeFileAtomic as writeAtomic } from '../util/atomic-write.js';
 import { InputError, UnavailableError, UnknownNameError } from '../util/errors.js';
+import { GatedRepoError } from './errors.js';
 import { cachedCommit, COMMIT_HASH, repoCacheDir, type RepoType } from './cache.js';
 import { hubIdShaped, hubSettings } from './settings.js';
 
@@ -164,99 +183,129 @@ function describe(ctx: Context): string {
 
 function fileUrl(ctx: Context, revision: string, file: string): string {
   const prefix = ctx.repoType === 'dataset' ? 'datasets/' : '';
+  // The revision is one path segment: `refs/pr/1` goes as `refs%2Fpr%2F1`, as huggingface_hub's
+  // hf_hub_url quotes it (`quote(revision, safe="")`).
   const path = file.split('/').map(encodeURIComponent).join('/');
   return `${ctx.endpoint}/${prefix}${ctx.repo}/resolve/${encodeURIComponent(revision)}/${path}`;
 }
 
-interface HubAnswer {
-  /** The last response of the redirect chain; its body is unread. */
-  res: Response;
+/** A URL for messages: without its query (a CDN URL's signature need not end up in logs). */
+function shown(url: string): string {
+  const q = url.indexOf('?');
+  return q < 0 ? url : `${url.slice(0, q)}?…`;
+}
+
+/** The repo's page on the Hub, where a gated repo's licence is accepted. */
+function repoPage(ctx: Context): string {
+  return `${ctx.endpoint}/${ctx.repoType === 'dataset' ? 'datasets/' : ''}${ctx.repo}`;
+}
+
+/** One request; the token goes only to the endpoint's own origin, never to a CDN. */
+async function request(ctx: Context, method: 'HEAD' | 'GET', url: string): Promise<Response> {
+  const headers: Record<string, string> = { 'accept-encoding': 'identity', 'user-agent': 'angle-notebooks' };
+  if (ctx.token && new URL(url).origin === new URL(ctx.endpoint).origin) headers.authorization = `Bearer ${ctx.token}`;
+  try {
+    return await fetch(url, { method, headers, redirect: 'manual' });
+  } catch (e) {
+    const cause = e instanceof Error ? ((e.cause as Error | undefined)?.message ?? e.message) : String(e);
+    throw new UnavailableError(
+      `cannot reach ${shown(url)} for ${describe(ctx)}: ${cause}. ` + 'Set HF_HUB_OFFLINE=1 to use only the local cache, or HF_ENDPOINT for a mirror.',
+    );
+  }
+}
+
+/** What the Hub says about a file before it is downloaded (huggingface_hub's HfFileMetadata). */
+interface FileMetadata {
+  /** The resolve URL that answered (after same-origin redirects such as a renamed repo). */
   url: string;
   commit?: string;
+  /** X-Linked-Etag (the LFS/Xet sha256) or ETag (the git blob sha1), unquoted. */
   etag?: string;
   size?: number;
-  /** The Hub named a blob (X-Linked-Etag) that is already cached, so its CDN redirect was not followed. */
-  blobCached?: boolean;
+  /** Where the bytes are: a CDN URL from the redirect, else `url`. */
+  location: string;
 }
 
-/** GET a resolve URL, following redirects by hand to read the Hub's headers on the way. */
-async function hubGet(ctx: Context, url: string): Promise<HubAnswer> {
-  const origin = new URL(url).origin;
-  let current = url;
-  let commit: string | undefined;
-  let linkedEtag: string | undefined;
-  let hubEtag: string | undefined;
-  let linkedSize: number | undefined;
+type HeadResult = { ok: true; meta: FileMetadata } | { ok: false; res: Response; url: string };
+
+/**
+ * HEAD of a resolve URL, as huggingface_hub's get_hf_file_metadata makes it (file_download.py):
+ * `Accept-Encoding: identity`, redirects followed only within the Hub's origin (a renamed repo
+ * answers 307 with a relative Location), and a redirect to another host (the CDN of an LFS or Xet
+ * file) read for its headers, not followed.
+ */
+async function headFile(ctx: Context, revision: string, file: string): Promise<HeadResult> {
+  let url = fileUrl(ctx, revision, file);
   for (let hop = 0; ; hop++) {
-    const headers: Record<string, string> = { 'accept-encoding': 'identity', 'user-agent': 'angle-notebooks' };
-    // The token is for the Hub only; a CDN gets a signed URL and must not see it.
-    if (ctx.token && new URL(current).origin === origin) headers.authorization = `Bearer ${ctx.token}`;
-    let res: Response;
-    try {
-      res = await fetch(current, { headers, redirect: 'manual' });
-    } catch (e) {
-      const cause = e instanceof Error ? ((e.cause as Error | undefined)?.message ?? e.message) : String(e);
-      throw new UnavailableError(
-        `cannot reach ${current} for ${describe(ctx)}: ${cause}. ` +
-          'Set HF_HUB_OFFLINE=1 to use only the local cache, or HF_ENDPOINT for a mirror.',
-      );
-    }
-    const h = res.headers;
-    const c = h.get('x-repo-commit');
-    if (c) {
-      commit = c.trim();
-      hubEtag = normalizeEtag(h.get('etag'));
-    }
-    linkedEtag = normalizeEtag(h.get('x-linked-etag')) ?? linkedEtag;
-    const ls = h.get('x-linked-size');
-    if (ls && /^\d+$/.test(ls)) linkedSize = Number(ls);
-    const location = h.get('location');
-    if (res.status >= 300 && res.status < 400 && location) {
-      await res.body?.cancel();
-      // Content the cache already holds (e.g. unchanged between two commits) is not fetched again.
-      if (commit && linkedEtag && (await isFile(join(ctx.storage, 'blobs', linkedEtag)))) {
-        return { res, url: current, commit, etag: linkedEtag, size: linkedSize, blobCached: true };
-      }
-      if (hop >= MAX_REDIRECTS) throw new UnavailableError(`too many redirects from ${url}`);
-      current = new URL(location, current).toString();
+    const res = await request(ctx, 'HEAD', url);
+    const location = res.headers.get('location');
+    const redirect = res.status >= 300 && res.status < 400 && location !== null;
+    if (redirect && new URL(location, url).origin === new URL(url).origin) {
+      if (hop >= MAX_REDIRECTS) throw new UnavailableError(`too many redirects from ${fileUrl(ctx, revision, file)}`);
+      url = new URL(location, url).toString();
       continue;
     }
-    const cl = h.get('content-length');
-    const encoded = (h.get('content-encoding') ?? 'identity') !== 'identity';
-    const size = linkedSize ?? (cl && /^\d+$/.test(cl) && !encoded ? Number(cl) : undefined);
-    // Prefer the Hub's linked etag (the LFS sha256), then the etag of the Hub's own response, and
-    // only then whatever the last server said.
-    const etag = linkedEtag ?? hubEtag ?? normalizeEtag(h.get('etag'));
-    return { res, url: current, commit, etag, size };
+    if (!res.ok && !redirect) return { ok: false, res, url };
+    const h = res.headers;
+    const commit = h.get('x-repo-commit')?.trim() || undefined;
+    const etag = normalizeEtag(h.get('x-linked-etag')) ?? normalizeEtag(h.get('etag'));
+    const sizeHeader = h.get('x-linked-size') ?? (redirect ? null : h.get('content-length'));
+    const size = sizeHeader && /^\d+$/.test(sizeHeader) ? Number(sizeHeader) : undefined;
+    return { ok: true, meta: { url, commit, etag, size, location: redirect ? new URL(location, url).toString() : url } };
   }
 }
 
-async function failure(ctx: Context, file: string, ans: HubAnswer): Promise<Error> {
-  const { res, url } = ans;
+/** GET of the file's bytes, following redirects by hand so the token never leaves the Hub's origin. */
+async function getFile(ctx: Context, file: string, meta: FileMetadata): Promise<{ res: Response; url: string }> {
+  let url = meta.location;
+  for (let hop = 0; ; hop++) {
+    const res = await request(ctx, 'GET', url);
+    const location = res.headers.get('location');
+    if (res.status >= 300 && res.status < 400 && location) {
+      await res.body?.cancel();
+      if (hop >= MAX_REDIRECTS) throw new UnavailableError(`too many redirects from ${meta.location}`);
+      url = new URL(location, url).toString();
+      continue;
+    }
+    if (!res.ok) throw await failure(ctx, file, res, url);
+    return { res, url };
+  }
+}
+
+/** The Hub's error as one line that says what to do (X-Error-Code / X-Error-Message, as huggingface_hub reads them). */
+async function failure(ctx: Context, file: string, res: Response, url: string): Promise<Error> {
   const code = res.headers.get('x-error-code') ?? '';
-  const serverMsg = (res.headers.get('x-error-message') ?? '').trim();
+  const serverMsg = (res.headers.get('x-error-message') ?? '').trim().replace(/\s+/g, ' ');
   await res.body?.cancel();
   const detail = `HTTP ${res.status}${code ? ` ${code}` : ''}${serverMsg ? `: ${serverMsg}` : ''}`;
-  if (res.status === 404) {
-    const what =
-      code === 'RepoNotFound'
-        ? `${ctx.repoType} repo ${ctx.repo} does not exist`
-        : code === 'RevisionNotFound'
-          ? `revision ${ctx.revision} does not exist in ${ctx.repoType} repo ${ctx.repo}`
-          : `file ${file} is not in ${describe(ctx)}`;
-    return new InputError(`${what} (${detail})`, { file: url });
+  const kind = `${ctx.repoType} repo`;
+  if (code === 'GatedRepo') {
+    const how = ctx.token
+      ? `the account of the token in use has not been granted access: accept the licence at ${repoPage(ctx)} with that account (some gated repos also wait for the authors' approval), or set HF_TOKEN to a token of an account that has access`
+      : `accept its licence at ${repoPage(ctx)} while logged in, then set HF_TOKEN to an access token of that account (${ctx.endpoint}/settings/tokens)`;
+    return new GatedRepoError(ctx.repo, ctx.repoType, res.status, `${ctx.repo} is a gated ${kind}: ${how} (the Hub answered ${detail})`);
   }
+  if (res.status === 401 && /invalid credentials/i.test(serverMsg)) {
+    return new UnavailableError(
+      `the Hub rejected the token (HF_TOKEN, or the token file under HF_HOME) for ${describe(ctx)}: ${detail}; create a new token at ${ctx.endpoint}/settings/tokens`,
+    );
+  }
+  if (code === 'RepoNotFound' || (res.status === 401 && code === '')) {
+    // Without a token the Hub answers 401 for a missing and for a private repo alike.
+    const privateHint = ctx.token ? '' : ' or is private (no token was sent: set HF_TOKEN if you have access)';
+    return new InputError(`${kind} ${ctx.repo} does not exist${privateHint}; check the id (${detail})`, { file: url });
+  }
+  if (code === 'RevisionNotFound') return new InputError(`revision ${ctx.revision} does not exist in ${kind} ${ctx.repo} (${detail})`, { file: url });
+  if (res.status === 404) return new InputError(`file ${file} is not in ${describe(ctx)} (${detail})`, { file: url });
   if (res.status === 401 || res.status === 403) {
-    const hint = ctx.token
-      ? 'the token was rejected or has no access (gated repos need their terms accepted on the Hub)'
-      : 'the repo is private, gated or does not exist; set HF_TOKEN (or pass token) if you have access';
-    return new UnavailableError(`cannot download ${file} of ${describe(ctx)} from ${url}: ${detail}; ${hint}`);
+    const hint = ctx.token ? 'the token has no access to it' : 'set HF_TOKEN (or pass token) if you have access';
+    return new UnavailableError(`cannot download ${file} of ${describe(ctx)} from ${shown(url)}: ${detail}; ${hint}`);
   }
-  return new UnavailableError(`cannot download ${file} of ${describe(ctx)} from ${url}: ${detail}`);
+  return new UnavailableError(`cannot download ${file} of ${describe(ctx)} from ${shown(url)}: ${detail}`);
 }
 
 /** Streams a response body into `blob`, verified and atomically renamed. */
-async function downloadBlob(ctx: Context, file: string, ans: HubAnswer, blob: string): Promise<void> {
+async function downloadBlob(ctx: Context, file: string, ans: { res: Response; url: string; etag: string; size?: number }, blob: string): Promise<void> {
   const { res, etag, size } = ans;
   await mkdir(dirname(blob), { recursive: true });
   const tmp = blob + tmpSuffix();
@@ -297,13 +346,13 @@ async function downloadBlob(ctx: Context, file: string, ans: HubAnswer, blob: st
     await fh.sync();
     await fh.close();
     if (size !== undefined && got !== size) {
-      throw new UnavailableError(`download of ${file} from ${ans.url} was cut short: ${got} of ${size} bytes`);
+      throw new UnavailableError(`download of ${file} from ${shown(ans.url)} was cut short: ${got} of ${size} bytes`);
     }
     if (hash) {
       const digest = hash.digest('hex');
       if (digest !== etag) {
         throw new UnavailableError(
-          `download of ${file} from ${ans.url} is corrupt: content hash ${digest} differs from the Hub's etag ${etag}` +
+          `download of ${file} from ${shown(ans.url)} is corrupt: content hash ${digest} differs from the Hub's etag ${etag}` +
             ' (pass verify: false for a server whose etags are not content hashes)',
         );
       }
@@ -316,7 +365,7 @@ async function downloadBlob(ctx: Context, file: string, ans: HubAnswer, blob: st
     await res.body?.cancel().catch(() => undefined);
     if (e instanceof InputError || e instanceof UnavailableError) throw e;
     const msg = e instanceof Error ? ((e.cause as Error | undefined)?.message ?? e.message) : String(e);
-    throw new UnavailableError(`download of ${file} of ${describe(ctx)} from ${ans.url} failed: ${msg}`);
+    throw new UnavailableError(`download of ${file} of ${describe(ctx)} from ${shown(ans.url)} failed: ${msg}`);
   }
 }
 
@@ -359,38 +408,41 @@ async function obtain(ctx: Context, file: string, optional: boolean): Promise<st
     if (optional && existsSync(noExistPath(ctx, ctx.commit, file))) return undefined;
   }
   // Pin every request after the first to the commit the first one resolved.
-  const ans = await hubGet(ctx, fileUrl(ctx, ctx.commit ?? ctx.revision, file));
-  if (!ans.res.ok && !ans.blobCached) {
-    if (ans.res.status === 404 && ans.commit && ans.res.headers.get('x-error-code') === 'EntryNotFound') {
-      ctx.commit ??= ans.commit;
+  const head = await headFile(ctx, ctx.commit ?? ctx.revision, file);
+  if (!head.ok) {
+    const { res } = head;
+    const commit = res.headers.get('x-repo-commit')?.trim();
+    const code = res.headers.get('x-error-code') ?? '';
+    if (res.status === 404 && commit && COMMIT_HASH.test(commit) && code === 'EntryNotFound') {
+      ctx.commit ??= commit;
       // Remember the absence, as huggingface_hub does, so the next call needs no request.
-      await mkdir(dirname(noExistPath(ctx, ans.commit, file)), { recursive: true });
-      await writeFile(noExistPath(ctx, ans.commit, file), '');
+      await mkdir(dirname(noExistPath(ctx, commit, file)), { recursive: true });
+      await writeFile(noExistPath(ctx, commit, file), '');
     }
-    if (optional && ans.res.status === 404) {
-      await ans.res.body?.cancel();
+    // A missing optional file is skipped; a missing repo or revision is an error all the same.
+    if (optional && res.status === 404 && (code === 'EntryNotFound' || code === '')) {
+      await res.body?.cancel();
       return undefined;
     }
-    throw await failure(ctx, file, ans);
+    throw await failure(ctx, file, res, head.url);
   }
-  if (!ans.commit || !ans.etag) {
-    await ans.res.body?.cancel();
+  const { meta } = head;
+  if (!meta.commit || !meta.etag) {
     throw new UnavailableError(
-      `${ans.url} answered without ${!ans.commit ? 'X-Repo-Commit' : 'an ETag'}: ${ctx.endpoint} does not look like a Hugging Face Hub ` +
+      `${meta.url} answered without ${!meta.commit ? 'X-Repo-Commit' : 'an ETag'}: ${ctx.endpoint} does not look like a Hugging Face Hub ` +
         '(check HF_ENDPOINT and any proxy in between)',
     );
   }
-  if (!/^[\w.-]+$/.test(ans.etag) || !COMMIT_HASH.test(ans.commit)) {
-    await ans.res.body?.cancel();
-    throw new UnavailableError(`${ans.url} answered with an unusable commit ${ans.commit} or etag ${ans.etag}`);
+  if (!/^[\w.-]+$/.test(meta.etag) || !COMMIT_HASH.test(meta.commit)) {
+    throw new UnavailableError(`${meta.url} answered with an unusable commit ${meta.commit} or etag ${meta.etag}`);
   }
-  ctx.commit ??= ans.commit;
-  const pointer = snapshotPath(ctx, ans.commit, file);
-  const blob = join(ctx.storage, 'blobs', ans.etag);
-  if (await isFile(blob)) {
-    await ans.res.body?.cancel(); // same content already cached under another revision
-  } else {
-    await downloadBlob(ctx, file, ans, blob);
+  ctx.commit ??= meta.commit;
+  const pointer = snapshotPath(ctx, meta.commit, file);
+  const blob = join(ctx.storage, 'blobs', meta.etag);
+  // Content the cache already holds (e.g. unchanged between two commits) is not fetched again.
+  if (!(await isFile(blob))) {
+    const got = await getFile(ctx, file, meta);
+    await downloadBlob(ctx, file, { res: got.res, url: got.url, etag: meta.etag, size: meta.size }, blob);
   }
   if (!(await isFile(pointer))) await linkIntoSnapshot(blob, pointer);
   return pointer;

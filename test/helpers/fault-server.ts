@@ -1,8 +1,9 @@
 /**
- * A small real HTTP server for the chat client's failure paths: each request's behaviour is chosen
- * by a handler from the request's last message (so a test scripts 429s, 500s, garbled bodies,
- * dropped connections and slow answers per prompt), and the server counts what reached it —
- * requests, requests per body (to find paid duplicates), requests in flight and their peak.
+ * A small real HTTP server for the clients' failure paths: each request's behaviour is chosen by a
+ * handler from the request's content — a chat request's last message, an embeddings request's
+ * inputs joined by newlines — so a test scripts 429s, 500s, garbled bodies, dropped connections,
+ * slow answers, wrong widths and wrong model names per prompt; the server counts what reached it —
+ * requests, requests per content (to find paid duplicates), requests in flight and their peak.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,9 +11,11 @@ import type { AddressInfo } from 'node:net';
 export interface FaultCall {
   /** 1-based count of requests with this same last-message content so far (this one included). */
   attempt: number;
-  body: { model?: string; messages: Array<{ role: string; content: string }>; stream?: boolean; [k: string]: unknown };
-  /** The last message's content. */
+  body: { model?: string; messages: Array<{ role: string; content: string }>; input?: string | string[]; stream?: boolean; [k: string]: unknown };
+  /** The last message's content (chat), or the inputs joined by '\n' (embeddings). */
   content: string;
+  /** The request's path, e.g. /v1/embeddings. */
+  path: string;
   req: IncomingMessage;
 }
 
@@ -51,6 +54,21 @@ export function sendError(res: ServerResponse, status: number, message: string, 
   res.end(JSON.stringify({ error: { message, type: status === 429 ? 'rate_limit_error' : 'invalid_request_error', param: null, code: null } }));
 }
 
+/** An embeddings answer (OpenAI's list shape) with these vectors as float lists. */
+export function embeddingsJson(vectors: ArrayLike<number>[], model = 'fake-embedder'): string {
+  return JSON.stringify({
+    object: 'list',
+    data: vectors.map((v, index) => ({ object: 'embedding', index, embedding: Array.from(v) })),
+    model,
+    usage: { prompt_tokens: vectors.length, total_tokens: vectors.length },
+  });
+}
+
+export function sendEmbeddings(res: ServerResponse, vectors: ArrayLike<number>[], model?: string): void {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(embeddingsJson(vectors, model));
+}
+
 export const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function startFaultServer(handler: FaultHandler): Promise<FaultServer> {
@@ -72,10 +90,10 @@ export async function startFaultServer(handler: FaultHandler): Promise<FaultServ
       const text = Buffer.concat(chunks).toString('utf8');
       state.bodies.push(text);
       const body = JSON.parse(text) as FaultCall['body'];
-      const content = body.messages.at(-1)!.content;
+      const content = Array.isArray(body.messages) ? body.messages.at(-1)!.content : Array.isArray(body.input) ? body.input.join('\n') : String(body.input);
       const attempt = (state.perContent.get(content) ?? 0) + 1;
       state.perContent.set(content, attempt);
-      await handler({ attempt, body, content, req }, res);
+      await handler({ attempt, body, content, req, path: new URL(req.url ?? '/', 'http://x').pathname }, res);
     } catch (e) {
       if (!res.headersSent) sendError(res, 500, `fault server: ${(e as Error).message}`);
       else res.destroy();
