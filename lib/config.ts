@@ -8,7 +8,7 @@
  * | ANGLE_DATA_DIR     | local data root laid out like princeton-nlp/datasets-for-simcse + GLUE (see lib/data) |
  * | ANGLE_MODEL        | default model: a Hub id or a local model directory                 |
  * | ANGLE_LLM_MODEL    | default decoder LM (PromptEOL, AnglE-LLaMA, LLM supervision): Hub id or directory |
- * | ANGLE_BACKEND      | tfjs backend: cpu (default), wasm, cuda, tensorflow                |
+ * | ANGLE_BACKEND      | tfjs backend: cpu (default), wasm, cuda, tensorflow, or auto (cuda when it loads, else wasm, else cpu; lib/backend/auto.ts) |
  * | ANGLE_GOLDEN_DIR   | a golden reference directory (parity command and tests)            |
  * | ANGLE_RESULTS_DIR  | where runs write results (default: ./results)                      |
  * | ANGLE_PRESET       | the notebook preset the runner selected (smoke, paper)             |

@@ -18,6 +18,7 @@ import { readLlama2cCheckpoint } from '../lib/models/llama/llama2c-checkpoint.js
 import { loadLlamaModel } from '../lib/models/llama/load.js';
 import { Llama2cTokenizer } from '../lib/models/tokenizers/llama2c.js';
 import { InputError } from '../lib/util/errors.js';
+import { Template } from '@huggingface/jinja';
 import { decoderGoldenOrSkip } from './helpers/decoder.js';
 
 /*
@@ -53,6 +54,39 @@ test('chat templates render as jinja2 with transformers\' settings: LLaMA-2-chat
   const llama2 = new ChatTemplate(LLAMA2);
   assert.equal(applyChatTemplate(llama2, MESSAGES.slice(1), { tokenizerConfig: TOKENS }), RENDERED['llama2/nosystem']);
   assert.throws(() => applyChatTemplate(llama2, [MESSAGES[1], MESSAGES[1]], { tokenizerConfig: TOKENS }), (e: Error) => e instanceof ChatTemplateException && e.message === RENDERED['llama2/error']);
+});
+
+/*
+ * Why lib/models/llama/chat-template.ts is our own interpreter and not @huggingface/jinja (issue 25):
+ * the library renders the real templates above as jinja2 does, but not the rest of what transformers'
+ * apply_chat_template (Python jinja2) prints, which MIXED checks: booleans print as true/false instead
+ * of True/False, none prints nothing instead of None, `~` with none throws, `{%+` (keep the indentation
+ * under lstrip_blocks) is a syntax error, and raise_exception cannot be given a function of ours (the
+ * library declares its own, which throws a plain Error). When this test fails, the library has caught
+ * up: switch to it.
+ */
+test('@huggingface/jinja (0.5.x) vs jinja2: the LLaMA-2 and Zephyr templates agree; printing True/None, ~ none and {%+ do not', () => {
+  const vars = { messages: MESSAGES, add_generation_prompt: true, bos_token: '<s>', eos_token: '</s>' };
+  assert.equal(new Template(LLAMA2).render(vars), RENDERED['llama2/True']);
+  assert.equal(new Template(ZEPHYR).render(vars), RENDERED['zephyr/True']);
+  const differences: string[] = [];
+  const attempt = (what: string, source: string, jinja2: string) => {
+    let got: string;
+    try {
+      got = new Template(source).render({ raise_exception: () => '' });
+    } catch (e) {
+      got = `error: ${(e as Error).message}`;
+    }
+    if (got !== jinja2) differences.push(`${what}: ${JSON.stringify(got)}, jinja2 ${JSON.stringify(jinja2)}`);
+  };
+  attempt('a boolean', '{{ true }}', 'True');
+  attempt('none', '{{ none }}', 'None');
+  attempt('~ none', "{{ 'x' ~ none }}", 'xNone');
+  attempt('{%+', '  {%+ if true %}kept{% endif %}', '  kept');
+  attempt('raise_exception as a variable', '{{ 1 }}', '1');
+  assert.equal(differences.length, 5, differences.join('\n'));
+  // Our interpreter renders each as jinja2 does.
+  assert.equal(new ChatTemplate("{{ true }} {{ none }} {{ 'x' ~ none }}\n  {%+ if true %}kept{% endif %}").render({}), 'True None xNone\n  kept');
 });
 
 test('chat templates: a named template from a list, and errors naming the file and line', () => {

@@ -84,7 +84,12 @@ describe('learning-rate schedules', () => {
   test('warmup fraction is floored; bad schedules are refused', () => {
     assert.equal(warmupStepsFromFraction(0.1, 16), 1);
     assert.equal(warmupStepsFromFraction(0.1, 100), 10);
-    assert.throws(() => checkSchedule({ name: 'linear', lr: 1, warmupSteps: 5, totalSteps: 4 }), InputError);
+    // A warmup longer than the run is HF's behaviour too: every step is a warmup step (s / W).
+    const long = { name: 'linear' as const, lr: 1, warmupSteps: 5, totalSteps: 4, warmupStart: 'zero' as const };
+    checkSchedule(long);
+    assert.deepEqual([0, 1, 2, 3].map((s) => learningRate(long, s)), [0, 0.2, 0.4, 0.6]);
+    assert.throws(() => checkSchedule({ name: 'linear', lr: 1, warmupSteps: -1, totalSteps: 4 }), InputError);
+    assert.throws(() => checkSchedule({ name: 'linear', lr: 1, warmupSteps: 1.5, totalSteps: 4 }), InputError);
     assert.throws(() => checkSchedule({ name: 'step' as never, lr: 1, warmupSteps: 0, totalSteps: 4 }), /unknown learning-rate schedule/);
     assert.throws(() => checkSchedule({ name: 'linear', lr: -1, warmupSteps: 0, totalSteps: 4 }), InputError);
   });

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { writeFileAtomicSync } from '../util/atomic-write.js';
 import { UnavailableError } from '../util/errors.js';
 import { packageRoot } from '../util/package-root.js';
+import { registerGradientOverrides } from './gradient-overrides.js';
 
 const require = createRequire(import.meta.url);
 
@@ -57,4 +58,6 @@ export function registerGradients(): void {
   if (!gradientsRegistered()) {
     throw new Error(`loading ${bundle} did not register the tfjs gradients (is it from another tfjs-core version?)`);
   }
+  // The same numbers without full-size tensors of ones (./gradient-overrides.ts).
+  registerGradientOverrides();
 }

@@ -7,19 +7,27 @@
  * | `wasm`       | @tensorflow/tfjs-backend-wasm (SIMD wasm shipped in the tarball) | always; lacks some training kernels (gradient of Gather) |
  * | `cuda`       | this project's native CUDA backend (native/)                  | GPU hosts where it was built |
  * | `tensorflow` | @tensorflow/tfjs-node-gpu or @tensorflow/tfjs-node            | only if the user installed one |
+ * | `meta`, `meta-cpu` | shape-only: shapes and byte counts, no data (./shape-only) | always; through `withShapeOnlyBackend` / `measurePeakBytes`, not `initBackend` |
  *
- * The choice comes from the argument, else ANGLE_BACKEND, else `cpu`. Gradients are registered
- * whatever the backend (see ./gradients.ts).
+ * The choice comes from the argument, else ANGLE_BACKEND, else `cpu`. It is a backend name or
+ * `auto` (./auto.ts: cuda when its addon loads and a device answers, else wasm, else cpu; the
+ * `paper` preset's choice). Gradients are registered whatever the backend (see ./gradients.ts).
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { cpus, arch } from 'node:os';
 import { envConfig } from '../config.js';
 import { UnavailableError, UnknownNameError } from '../util/errors.js';
+import { AUTO_BACKEND, startAuto } from './auto.js';
 import { registerCpuKernelOverrides, registerWasmKernelAdditions } from './cpu-kernels.js';
 import { registerGradients } from './gradients.js';
 
 export const BACKEND_NAMES = ['cpu', 'wasm', 'cuda', 'tensorflow'] as const;
 export type BackendName = (typeof BACKEND_NAMES)[number];
+
+/** What initBackend and ANGLE_BACKEND accept: a backend name, or `auto` (./auto.ts). */
+export type BackendChoice = BackendName | typeof AUTO_BACKEND;
+/** Every accepted choice, for messages and option help. */
+export const BACKEND_CHOICES: readonly BackendChoice[] = [...BACKEND_NAMES, AUTO_BACKEND];
 
 export interface BackendInfo {
   /** The tfjs backend name now active. */
@@ -27,14 +35,16 @@ export interface BackendInfo {
   /** A human description of the device the backend computes on. */
   device: string;
   tfjsCore: string;
+  /** Set when `auto` chose the backend: why this one (./auto.ts). */
+  auto?: string;
 }
 
 let active: BackendInfo | undefined;
 
-function parseBackendName(name: string): BackendName {
+function parseBackendChoice(name: string): BackendChoice {
   const n = name.trim().toLowerCase();
-  if ((BACKEND_NAMES as readonly string[]).includes(n)) return n as BackendName;
-  throw new UnknownNameError('backend', name, BACKEND_NAMES);
+  if ((BACKEND_CHOICES as readonly string[]).includes(n)) return n as BackendChoice;
+  throw new UnknownNameError('backend', name, BACKEND_CHOICES);
 }
 
 async function importOptional(specifier: string): Promise<unknown | undefined> {
@@ -91,19 +101,27 @@ async function start(name: BackendName): Promise<string> {
 }
 
 /**
- * Starts the requested backend (argument, else ANGLE_BACKEND, else cpu), registers gradients,
- * and prints one line saying which backend and device are in use.
+ * Starts the requested backend (argument, else ANGLE_BACKEND, else cpu; `auto` picks one, see
+ * ./auto.ts), registers gradients, and prints one line saying which backend and device are in
+ * use (and, for `auto`, why that one).
  */
 export async function initBackend(
   requested?: string,
   opts: { quiet?: boolean; log?: (line: string) => void } = {},
 ): Promise<BackendInfo> {
-  const name = parseBackendName(requested ?? envConfig().backend ?? 'cpu');
+  const choice = parseBackendChoice(requested ?? envConfig().backend ?? 'cpu');
   registerGradients();
-  if (active?.name === name && tf.getBackend() === name) return active;
-  const device = await start(name);
-  active = { name, device, tfjsCore: tf.version_core };
-  if (!opts.quiet) (opts.log ?? console.log)(`backend: ${name} on ${device} (tfjs-core ${tf.version_core})`);
+  if (choice === AUTO_BACKEND) {
+    if (active?.auto !== undefined && tf.getBackend() === active.name) return active;
+    const picked = await startAuto(start);
+    active = { name: picked.name, device: picked.device, tfjsCore: tf.version_core, auto: picked.why };
+  } else {
+    if (active?.name === choice && tf.getBackend() === choice) return active;
+    active = { name: choice, device: await start(choice), tfjsCore: tf.version_core };
+  }
+  const { name, device } = active;
+  const why = active.auto !== undefined ? `; auto: ${active.auto}` : '';
+  if (!opts.quiet) (opts.log ?? console.log)(`backend: ${name} on ${device} (tfjs-core ${tf.version_core})${why}`);
   return active;
 }
 

@@ -2,7 +2,7 @@
  * loadModel(idOrPath): a text model and its tokenizer from a local directory or a Hub id, with the
  * architecture chosen from config.json's `model_type` (one table below: the one place that knows
  * which architectures exist): `bert` (./bert/), `llama` (./llama/; also llama2.c's own folders of
- * a checkpoint .bin and tokenizer.bin).
+ * a checkpoint .bin and tokenizer.bin), `opt` (./opt/).
  *
  * A local directory always works (and is what this project's machines use: no Hub there). A Hub
  * id goes through lib/hub (cache honouring HF_HOME / HF_HUB_CACHE, HF_ENDPOINT, HF_HUB_OFFLINE,
@@ -17,10 +17,14 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { InputError, UnknownNameError } from '../util/errors.js';
 import { loadBert } from './bert/load.js';
+import { bertOnnxExporter } from './bert/onnx-graph.js';
+import type { OnnxExporter } from './onnx/exporter.js';
 import { LLAMA_MODEL_TYPES } from './llama/config.js';
 import { isLlama2cDir, loadLlama, loadLlamaModel } from './llama/load.js';
+import { OPT_MODEL_TYPES } from './opt/config.js';
+import { loadOpt } from './opt/load.js';
 import type { LoadedModel, TextModel, TextTokenizer } from './types.js';
-import { SAFETENSORS_FILE, SAFETENSORS_INDEX, weightFiles, weightsSha256 } from './weight-files.js';
+import { PYTORCH_FILE, PYTORCH_INDEX, SAFETENSORS_FILE, SAFETENSORS_INDEX, weightFiles, weightsSha256 } from './weight-files.js';
 import { isHubId, resolveRepoFiles, type ResolveRepoFilesOptions } from '../hub/index.js';
 import {
   isSentenceTransformerFolder,
@@ -48,15 +52,26 @@ export type { LoadedModel };
 interface Architecture {
   modelTypes: readonly string[];
   build(dir: string, config: Record<string, unknown>, configFile: string, weightFiles: string[], opts: LoadModelOptions): { model: TextModel; tokenizer: TextTokenizer };
+  /** Its ONNX exporter, when ONNX Runtime can run it (./onnx/exporter.ts says what one is). */
+  onnx?: OnnxExporter;
 }
 
 const ARCHITECTURES: readonly Architecture[] = [
-  { modelTypes: ['bert'], build: (dir, cfg, file, files, o) => loadBert(dir, cfg, file, files, o) },
+  { modelTypes: ['bert'], build: (dir, cfg, file, files, o) => loadBert(dir, cfg, file, files, o), onnx: bertOnnxExporter },
   { modelTypes: LLAMA_MODEL_TYPES, build: (dir, cfg, file, files, o) => loadLlama(dir, cfg, file, files, o) },
+  { modelTypes: OPT_MODEL_TYPES, build: (dir, cfg, file, files, o) => loadOpt(dir, cfg, file, files, o) },
 ];
 
 /** The config.json `model_type`s loadModel can build. */
 export const MODEL_TYPES: readonly string[] = ARCHITECTURES.flatMap((a) => a.modelTypes);
+
+/** The ONNX exporter of a model architecture (TextModel.architecture), or undefined when it has none. */
+export function onnxExporterFor(architecture: string): OnnxExporter | undefined {
+  return ARCHITECTURES.find((a) => a.modelTypes.includes(architecture))?.onnx;
+}
+
+/** The architectures that have an ONNX exporter. */
+export const ONNX_ARCHITECTURES: readonly string[] = ARCHITECTURES.flatMap((a) => (a.onnx ? [a.onnx.architecture] : []));
 
 function readConfigJson(path: string): Record<string, unknown> {
   let raw: unknown;
@@ -84,7 +99,12 @@ function architectureOf(config: Record<string, unknown>, file: string): Architec
   return arch;
 }
 
-const TOKENIZER_FILES = ['tokenizer_config.json', 'special_tokens_map.json', 'vocab.txt'];
+/**
+ * Tokenizer files fetched when the repo has them: tokenizer.json is optional because the
+ * facebook/opt-* repositories ship only GPT-2's vocab.json + merges.txt (each loader says what it
+ * needs when a file is missing).
+ */
+const TOKENIZER_FILES = ['tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'vocab.txt', 'vocab.json', 'merges.txt'];
 
 /** Resolves a Hub id or path to a local model directory (downloading into the cache if needed). */
 export async function resolveModelDir(
@@ -102,7 +122,7 @@ export async function resolveModelDir(
   // A sentence-transformers repo lists its modules (and so the files to fetch) in modules.json.
   const probe = await resolveRepoFiles({ ...base, files: [], optionalFiles: [MODULES_JSON] });
   const revision = probe.commit ?? opts.revision;
-  let want = { required: ['config.json', 'tokenizer.json'], optional: [...TOKENIZER_FILES, SAFETENSORS_FILE, SAFETENSORS_INDEX] };
+  let want = { required: ['config.json'], optional: [...TOKENIZER_FILES, SAFETENSORS_FILE, SAFETENSORS_INDEX] };
   let modelPath = '';
   if (probe.files[MODULES_JSON]) {
     const modules = readModulesJson(probe.files[MODULES_JSON]);
@@ -110,13 +130,22 @@ export async function resolveModelDir(
     modelPath = modules[0].path;
   }
   const first = await resolveRepoFiles({ ...base, revision, files: want.required, optionalFiles: want.optional });
-  const single = moduleFile(modelPath, SAFETENSORS_FILE);
-  const indexFile = moduleFile(modelPath, SAFETENSORS_INDEX);
-  if (!first.files[single]) {
-    if (!first.files[indexFile]) {
-      throw new InputError(`Hub repo ${idOrPath} has neither ${single} nor ${indexFile} (only safetensors checkpoints are supported)`);
+  let weights = first.files;
+  let single = moduleFile(modelPath, SAFETENSORS_FILE);
+  let indexFile = moduleFile(modelPath, SAFETENSORS_INDEX);
+  if (!weights[single] && !weights[indexFile]) {
+    // No safetensors: a PyTorch checkpoint (read without running its pickle, ./torch-checkpoint/),
+    // asked for only now so that a repo with both never downloads the .bin.
+    single = moduleFile(modelPath, PYTORCH_FILE);
+    indexFile = moduleFile(modelPath, PYTORCH_INDEX);
+    weights = (await resolveRepoFiles({ ...base, revision: first.commit ?? revision, files: [], optionalFiles: [single, indexFile] })).files;
+  }
+  if (!weights[single]) {
+    if (!weights[indexFile]) {
+      const all = [SAFETENSORS_FILE, SAFETENSORS_INDEX, PYTORCH_FILE, PYTORCH_INDEX].map((f) => moduleFile(modelPath, f));
+      throw new InputError(`Hub repo ${idOrPath} has none of ${all.join(', ')} at revision ${first.commit ?? revision ?? 'main'}`);
     }
-    const index = JSON.parse(readFileSync(first.files[indexFile], 'utf8')) as { weight_map?: Record<string, string> };
+    const index = JSON.parse(readFileSync(weights[indexFile], 'utf8')) as { weight_map?: Record<string, string> };
     const shards = [...new Set(Object.values(index.weight_map ?? {}))].map((f) => moduleFile(modelPath, f));
     await resolveRepoFiles({ ...base, revision: first.commit ?? revision, files: shards });
   }

@@ -53,6 +53,16 @@ export interface ForwardOptions {
   training?: boolean;
   /** Also return every layer's output (pooling strategies such as first_last_avg need them). */
   outputHiddenStates?: boolean;
+  /**
+   * Training memory: recompute each layer in the backward pass instead of keeping its
+   * activations (lib/ops/checkpoint.ts). The same gradients; one more forward pass of compute.
+   */
+  checkpointing?: boolean;
+  /**
+   * 'blocked': attention over key blocks with an online softmax, recomputed in backward, so no
+   * [T, S] scores are kept (lib/ops/blocked-attention.ts); 'plain' (default): scores materialised.
+   */
+  attention?: 'plain' | 'blocked';
 }
 
 export interface ModelOutput {

@@ -4,7 +4,7 @@
  * | set kind   | recognised by                              | suites                          |
  * |------------|--------------------------------------------|---------------------------------|
  * | `encoder`  | forward.json (PyTorch + HF transformers)   | forward, losses, eval, train    |
- * | `decoder`  | golden.json with `prompts` (llama2.c)      | decoder                         |
+ * | `decoder`  | golden.json with `prompts` (llama2.c), or format opt-golden-v1 (HF OPT) | decoder    |
  * | `transfer` | golden.json, format senteval-transfer-golden/1 (SentEval) | transfer           |
  *
  * Each suite reads its own files from the set; within a set of its kind, a suite whose file is
@@ -21,6 +21,7 @@ import { loadModel } from '../models/auto.js';
 import { InputError } from '../util/errors.js';
 import type { ParityCheck } from './check.js';
 import { checkDecoderGolden } from './decoder.js';
+import { checkOptGolden, isOptGoldenHead } from './opt-decoder.js';
 import { checkEvalGolden } from './eval.js';
 import { checkForwardGolden } from './forward.js';
 import { checkLossesGolden } from './losses.js';
@@ -68,9 +69,14 @@ export function goldenSetKind(dir: string): GoldenSetKind | undefined {
   } catch (e) {
     throw new InputError(`not valid JSON: ${(e as Error).message}`, { file: gj });
   }
-  if (Array.isArray(head.prompts)) return 'decoder';
+  if (Array.isArray(head.prompts) || isOptGoldenHead(head)) return 'decoder';
   if (typeof head.format === 'string' && head.format.startsWith('senteval-transfer-golden/')) return 'transfer';
   return undefined;
+}
+
+/** Whether a decoder set is of the OPT layout (else llama2.c's). */
+function isOptGoldenSet(dir: string): boolean {
+  return isOptGoldenHead(JSON.parse(readFileSync(join(dir, 'golden.json'), 'utf8')) as Record<string, unknown>);
 }
 
 function needsFile(goldenDir: string, file: string, name: string, run: () => Promise<ParityCheck[]>): () => Promise<ParityCheck[]> {
@@ -86,7 +92,7 @@ export function goldenSuites(o: GoldenSuiteOptions): GoldenSuite[] {
     losses: { name: 'losses', run: needsFile(o.goldenDir, 'losses.json', 'losses', () => checkLossesGolden(o.goldenDir)) },
     eval: { name: 'eval', run: needsFile(o.goldenDir, 'eval.json', 'eval', () => checkEvalWithGoldenModel(o)) },
     train: { name: 'train', run: needsFile(o.goldenDir, 'train.json', 'train', () => checkTrainWithData(o)) },
-    decoder: { name: 'decoder', run: () => checkDecoderGolden(o.goldenDir) },
+    decoder: { name: 'decoder', run: () => (isOptGoldenSet(o.goldenDir) ? checkOptGolden(o.goldenDir) : checkDecoderGolden(o.goldenDir)) },
     transfer: { name: 'transfer', run: () => checkTransferWithData(o) },
   };
   return SUITES_OF_KIND[kind].filter((n) => !o.only || o.only.includes(n)).map((n) => all[n]);

@@ -120,13 +120,13 @@ export async function replayGoldenTrainRun(
   dataDir: string,
   name: string,
   run: GoldenTrainRun,
-  opts: { onStep?: (line: string) => void } = {},
+  opts: { onStep?: (line: string) => void; /** Training-memory settings to replay with (the numbers must not change). */ memory?: Pick<TrainerConfig, 'checkpointing' | 'attention'> } = {},
 ): Promise<GoldenReplay> {
   const t0 = performance.now();
   const { train, dev } = goldenData(run, dataDir, name);
   const m = await loadModel(join(goldenDir, 'model'));
   try {
-    const trainer = new Trainer({ model: m, train, dev, config: goldenTrainerConfig(run), progress: false });
+    const trainer = new Trainer({ model: m, train, dev, config: { ...goldenTrainerConfig(run), ...opts.memory }, progress: false });
     const result = await trainer.run();
     const checks: ParityCheck[] = [];
     const worst = { lr: 0, loss: 0, terms: {} as Record<string, number>, lossStep: -1 };

@@ -39,8 +39,11 @@ export function checkSchedule(c: ScheduleConfig): void {
   }
   if (!(Number.isFinite(c.lr) && c.lr >= 0)) throw new InputError(`learning rate must be a finite number >= 0, got ${c.lr}`);
   if (!Number.isInteger(c.totalSteps) || c.totalSteps < 1) throw new InputError(`totalSteps must be a positive integer, got ${c.totalSteps}`);
-  if (!Number.isInteger(c.warmupSteps) || c.warmupSteps < 0 || c.warmupSteps > c.totalSteps) {
-    throw new InputError(`warmupSteps must be an integer in [0, totalSteps=${c.totalSteps}], got ${c.warmupSteps}`);
+  // A warmup longer than the run is allowed, as HF's get_*_schedule_with_warmup allow it: every step
+  // is then a warmup step (a short trial run, e.g. `npm run train -- --max-steps 3`, of a recipe with
+  // warmup 100).
+  if (!Number.isInteger(c.warmupSteps) || c.warmupSteps < 0) {
+    throw new InputError(`warmupSteps must be an integer >= 0, got ${c.warmupSteps}`);
   }
 }
 

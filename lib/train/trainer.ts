@@ -25,7 +25,7 @@ import { PooledSentenceEncoder } from '../embed/encoder.js';
 import { parsePooling, type Pooling } from '../embed/pooling.js';
 import type { EvaluationResult, Evaluator } from '../eval/evaluator.js';
 import type { LoadedModel } from '../models/types.js';
-import { InputError } from '../util/errors.js';
+import { InputError, UnknownNameError } from '../util/errors.js';
 import { Progress } from '../util/progress.js';
 import { AdamW } from './adamw.js';
 import { BatchPlan, type TrainingBatch } from './batching.js';
@@ -93,6 +93,17 @@ export interface TrainerConfig {
   checkpointEvery?: number;
   /** Step checkpoints kept on disk (default 2; the best model is kept separately). */
   keepCheckpoints?: number;
+  /**
+   * Recompute each layer in the backward pass instead of keeping its activations (activation
+   * checkpointing, lib/ops/checkpoint.ts): the same gradients, a layer's input per layer kept
+   * instead of everything it saves, one more forward pass of compute (default false).
+   */
+  checkpointing?: boolean;
+  /**
+   * 'blocked': attention over key blocks with an online softmax, recomputed in backward, keeping
+   * no [T, T] scores (lib/ops/blocked-attention.ts; dropout masks drawn per block); default 'plain'.
+   */
+  attention?: 'plain' | 'blocked';
 }
 
 export interface TrainerOptions {
@@ -232,6 +243,7 @@ export class Trainer {
     if (c.checkpointEvery !== undefined && !o.runDir) throw new InputError(`checkpointEvery needs a runDir to write checkpoints into`);
     if (c.maxGradNorm !== undefined && !(c.maxGradNorm > 0)) throw new InputError(`maxGradNorm must be > 0, got ${c.maxGradNorm}`);
     if (c.dropout !== undefined && !(c.dropout >= 0 && c.dropout < 1)) throw new InputError(`dropout must be in [0, 1), got ${c.dropout}`);
+    if (c.attention !== undefined && c.attention !== 'plain' && c.attention !== 'blocked') throw new UnknownNameError('attention', String(c.attention), ['plain', 'blocked']);
     const model = o.model.model;
     if (c.maxLength > model.maxPositions) throw new InputError(`maxLength ${c.maxLength} exceeds the model's maximum sequence length ${model.maxPositions}`);
     if (model.trainableParameters().size === 0) throw new InputError('every parameter of the model is frozen: nothing to train (see TextModel.setTrainable)');
@@ -272,6 +284,8 @@ export class Trainer {
       dropLast: c.dropLast ?? false,
       dropout: c.dropout ?? null,
       data: { name: this.o.train.name, kind: this.o.train.kind, n: this.o.train.items.length },
+      // Blocked attention draws other dropout masks; checkpointing changes no number, so it is not here.
+      ...(c.attention === 'blocked' ? { attention: c.attention } : {}),
     };
     return createHash('sha256').update(JSON.stringify(identity)).digest('hex');
   }
@@ -437,6 +451,8 @@ export class Trainer {
       objective: s.objective.loss,
       optimizer: s.optimizer,
       maxGradNorm: this.o.config.maxGradNorm,
+      checkpointing: this.o.config.checkpointing,
+      attention: this.o.config.attention,
     };
     const v = await optimizerStep(ctx, micro, lr);
     const log: StepLog = { step: state.step, epoch: epochAtStart, lr, loss: v.loss, terms: v.terms, tokens: v.tokens, seconds: (performance.now() - stepStart) / 1000 };

@@ -12,13 +12,15 @@
  * training mode only, with masks from the model's seeded counter.
  *
  * Target modules follow PEFT's matching of a list: a module matches a target t when its name is
- * t or ends in `.t`; the default is `q_proj` and `v_proj` (PEFT's default for LLaMA), and
- * `all-linear` means every linear layer of the decoder layers (not the LM head). `addLora` freezes
+ * t or ends in `.t`; the default is `q_proj` and `v_proj` (PEFT's default for LLaMA and for OPT), and
+ * `all-linear` means every linear layer of the decoder layers (not the LM head). The names are the
+ * model's own: LLaMA's q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj; OPT's q_proj,
+ * k_proj, v_proj, out_proj, fc1, fc2 (each model lists them in `linearModules()`). `addLora` freezes
  * every other parameter (the model's setTrainable), `mergeLora` folds W ← W + scaling · B A into
  * the base weights for inference and removes the adapters.
  */
 import { tf } from '../../backend/index.js';
-import { fusedDropout } from '../../ops/dropout.js';
+import { loraDelta } from '../../ops/lora-delta.js';
 import { InputError } from '../../util/errors.js';
 import type { AdaptableModel, AdapterContext, LinearAdapter } from './types.js';
 
@@ -35,7 +37,7 @@ export interface LoraConfig {
   useRslora?: boolean;
 }
 
-/** PEFT's default target modules for LLaMA. */
+/** PEFT's default target modules for LLaMA (and OPT). */
 export const DEFAULT_LORA_TARGETS: readonly string[] = ['q_proj', 'v_proj'];
 
 /** Whether a parameter name is a LoRA matrix (`….lora_A.weight` / `….lora_B.weight`). */
@@ -76,11 +78,9 @@ export class LoraLinear implements LinearAdapter {
   }
 
   delta(x: tf.Tensor2D, ctx: AdapterContext): tf.Tensor2D {
-    return tf.tidy(() => {
-      const xin = ctx.training && this.dropout > 0 ? fusedDropout(x, this.dropout, ctx.nextDropoutSeed()) : x;
-      const low = tf.matMul(xin, this.a, false, true);
-      return tf.mul(tf.matMul(low, this.b, false, true), this.scaling) as tf.Tensor2D;
-    });
+    // One recorded op that keeps x, not dropout(x), and redraws the mask in backward (../../ops/lora-delta.ts).
+    const dropout = ctx.training && this.dropout > 0 ? { rate: this.dropout, seed: ctx.nextDropoutSeed() } : undefined;
+    return loraDelta(x, this.a, this.b, this.scaling, dropout) as tf.Tensor2D;
   }
 
   /** scaling · B A: the [out, in] update merging adds to W. */

@@ -10,11 +10,13 @@
  * the cpu backend.
  */
 import { fusedDropout, fusedGelu, fusedLayerNorm } from '../../ops/index.js';
+import { blockedAttention } from '../../ops/blocked-attention.js';
+import { checkpoint, replayingDropout, trainableUnder } from '../../ops/checkpoint.js';
 import { backendCapabilities, tf } from '../../backend/index.js';
 import { InputError } from '../../util/errors.js';
 import type { BertConfig } from './config.js';
 import type { RawTensor } from './weights.js';
-import { ModelParameters } from '../parameters.js';
+import { TransformerModel } from '../transformer-model.js';
 import { InferenceWeights, type DenseWeight } from './inference-weights.js';
 import type { ForwardOptions, ModelOutput, TextModel, TokenBatch } from '../types.js';
 
@@ -33,62 +35,21 @@ function matMulTransposesFree(): boolean {
   return backendCapabilities().matMulTransposeIsFree;
 }
 
-export class BertModel implements TextModel {
-  readonly architecture = 'bert';
+/** Parameters, size getters, the dropout counter and disposal come from TransformerModel (../transformer-model.ts). */
+export class BertModel extends TransformerModel<BertConfig> implements TextModel {
   readonly hasPooler: boolean;
-  private readonly parameters = new ModelParameters('bert');
   /** Inference copies of the dense weights (./inference-weights.ts). */
   private readonly inference = new InferenceWeights();
-  /**
-   * Dropout masks drawn so far. Each mask's seed derives from `dropoutSeed` and this count, so a
-   * training checkpoint saves it and a resumed run draws the same masks as an uninterrupted one.
-   */
-  dropoutCounter = 0;
 
-  constructor(
-    readonly config: BertConfig,
-    weights: Map<string, RawTensor>,
-    /** Seed of the dropout masks (training only). */
-    public dropoutSeed = 0,
-  ) {
-    for (const [name, t] of weights) this.parameters.create(name, t.data as Float32Array, t.shape);
+  constructor(config: BertConfig, weights: Map<string, RawTensor>, dropoutSeed = 0) {
+    super('bert', config, weights, dropoutSeed);
     this.hasPooler = this.params.has('pooler.dense.weight');
   }
 
-  get hiddenSize(): number {
-    return this.config.hiddenSize;
-  }
-
-  get numLayers(): number {
-    return this.config.numLayers;
-  }
-
-  get maxPositions(): number {
-    return this.config.maxPositions;
-  }
-
-  get params(): ReadonlyMap<string, tf.Variable> {
-    return this.parameters.all;
-  }
-
-  trainableParameters(): Map<string, tf.Variable> {
-    return this.parameters.trainable();
-  }
-
-  setTrainable(select: (name: string) => boolean): void {
-    this.parameters.setTrainable(select);
-  }
-
-  setDropout(p: number): void {
-    if (!(p >= 0 && p < 1)) throw new RangeError(`dropout must be in [0, 1), got ${p}`);
+  /** BERT's hidden and attention dropout both take the run's probability. */
+  protected override applyDropout(p: number): void {
     this.config.hiddenDropout = p;
     this.config.attentionDropout = p;
-  }
-
-  private p(name: string): tf.Variable {
-    const v = this.params.get(name);
-    if (!v) throw new Error(`BERT parameter '${name}' is not loaded`);
-    return v;
   }
 
   /**
@@ -97,16 +58,19 @@ export class BertModel implements TextModel {
    * (inference copies): the same numbers either way, since a transpose only moves values.
    */
   private linear(x: tf.Tensor, prefix: string, dense: DenseWeight): tf.Tensor {
-    const { w, transposed } = dense(prefix);
-    const b = this.p(`${prefix}.bias`);
-    const shape = x.shape;
-    const x2 = tf.reshape(x, [-1, shape[shape.length - 1]]);
-    let xw: tf.Tensor;
-    if (transposed) xw = tf.matMul(x2, w);
-    else xw = matMulTransposesFree() ? tf.matMul(x2, w, false, true) : tf.matMul(x2, tf.transpose(w));
-    const y = tf.add(xw, b);
-    const out = (transposed ? w.shape[1] : w.shape[0]) as number;
-    return tf.reshape(y, [...shape.slice(0, -1), out]);
+    // In a scope of its own: x Wᵀ before the bias (and Wᵀ where it is transposed here) is freed right away.
+    return tf.tidy(() => {
+      const { w, transposed } = dense(prefix);
+      const b = this.p(`${prefix}.bias`);
+      const shape = x.shape;
+      const x2 = tf.reshape(x, [-1, shape[shape.length - 1]]);
+      let xw: tf.Tensor;
+      if (transposed) xw = tf.matMul(x2, w);
+      else xw = matMulTransposesFree() ? tf.matMul(x2, w, false, true) : tf.matMul(x2, tf.transpose(w));
+      const y = tf.add(xw, b);
+      const out = (transposed ? w.shape[1] : w.shape[0]) as number;
+      return tf.reshape(y, [...shape.slice(0, -1), out]);
+    });
   }
 
   /** One kernel on backends with a fused LayerNorm (cuda), the same tfjs ops as before elsewhere. */
@@ -131,16 +95,19 @@ export class BertModel implements TextModel {
   private dropout(x: tf.Tensor, rate: number, training: boolean): tf.Tensor {
     if (!training || rate <= 0) return x;
     // On cuda one device kernel (mask from a counter-based generator); tf.dropout elsewhere.
-    return fusedDropout(x, rate, this.dropoutSeed * 1_000_003 + this.dropoutCounter++);
+    return fusedDropout(x, rate, this.nextDropoutSeed());
   }
 
   /**
    * Runs the encoder on a tokenised batch. Tensors returned are owned by the caller.
    *
-   * Training (or any call while tfjs records gradients) runs the whole pass in one tf.tidy, so the
-   * gradient tape keeps what the backward pass needs. Inference runs one layer at a time instead
-   * (see inferenceForward): the same ops in the same order, so the numbers are identical bit for
-   * bit, at a peak of the weights plus about one layer's activations.
+   * Training (or any call while tfjs records gradients) runs each layer in its own tf.tidy, so a
+   * layer's intermediates the gradient tape did not save are freed when the layer ends; with
+   * `checkpointing` each layer is one recomputed op (../../ops/checkpoint.ts) that keeps only its
+   * input, and `attention: 'blocked'` keeps no [T, T] scores (../../ops/blocked-attention.ts).
+   * Inference runs one layer at a time too (see inferenceForward): the same ops in the same order,
+   * so the numbers are identical bit for bit, at a peak of the weights plus about one layer's
+   * activations.
    */
   forward(batch: TokenBatch, opts: ForwardOptions = {}): BertOutput {
     const cfg = this.config;
@@ -152,13 +119,16 @@ export class BertModel implements TextModel {
     // Training replaces the weights step by step: the inference copies would only be stale memory.
     this.inference.clear();
     const dense: DenseWeight = (prefix) => ({ w: this.p(`${prefix}.weight`), transposed: false });
+    const attention = opts.attention ?? 'plain';
     return tf.tidy(() => {
-      let h = this.embeddings(batch, training);
-      const additiveMask = this.additiveMask(batch);
+      let h = tf.tidy(() => this.embeddings(batch, training));
+      const additiveMask = tf.tidy(() => this.additiveMask(batch));
       const hidden: tf.Tensor3D[] = opts.outputHiddenStates ? [h as tf.Tensor3D] : [];
       for (let l = 0; l < cfg.numLayers; l++) {
-        const a = this.attentionBlock(h, additiveMask, batch, l, training, dense);
-        h = this.feedForwardBlock(a, l, training, dense);
+        const layer = replayingDropout(this, (x: tf.Tensor, mask: tf.Tensor) =>
+          tf.tidy(() => this.feedForwardBlock(this.attentionBlock(x, mask, batch, l, training, dense, attention), l, training, dense)),
+        );
+        h = opts.checkpointing ? checkpoint(layer, h, trainableUnder(this.params, `encoder.layer.${l}.`), [additiveMask]) : layer(h, additiveMask);
         if (opts.outputHiddenStates) hidden.push(h as tf.Tensor3D);
       }
       return this.output(h, hidden, batch.batch, dense) as unknown as tf.TensorContainerObject;
@@ -220,7 +190,7 @@ export class BertModel implements TextModel {
   }
 
   /** Self-attention of layer l, its output projection, residual and LayerNorm. */
-  private attentionBlock(h: tf.Tensor, additiveMask: tf.Tensor, batch: TokenBatch, l: number, training: boolean, dense: DenseWeight): tf.Tensor {
+  private attentionBlock(h: tf.Tensor, additiveMask: tf.Tensor, batch: TokenBatch, l: number, training: boolean, dense: DenseWeight, attention: 'plain' | 'blocked' = 'plain'): tf.Tensor {
     const cfg = this.config;
     const { batch: B, seqLen: T } = batch;
     const p = `encoder.layer.${l}.`;
@@ -229,14 +199,26 @@ export class BertModel implements TextModel {
     const scale = 1 / Math.sqrt(D);
     // q, v: [B, H, T, D]. k: [B, H, T, D] read transposed by matMul where that is free (and a
     // [0,2,1,3] transpose moves whole D-rows), else transposed directly to [B, H, D, T].
-    const split = (t: tf.Tensor, perm: number[]) => tf.transpose(tf.reshape(t, [B, T, H, D]), perm);
-    const q = split(this.linear(h, `${p}attention.self.query`, dense), [0, 2, 1, 3]);
+    // Each projection and its head split in a scope of its own: the projection is freed once split.
+    const heads = (module: string, perm: number[]) => tf.tidy(() => tf.transpose(tf.reshape(this.linear(h, `${p}attention.self.${module}`, dense), [B, T, H, D]), perm));
+    const q = heads('query', [0, 2, 1, 3]);
+    if (attention === 'blocked') {
+      const kb = heads('key', [0, 2, 1, 3]);
+      const vb = heads('value', [0, 2, 1, 3]);
+      const rate = cfg.attentionDropout;
+      const dropout = training && rate > 0 ? { rate, seed: this.nextDropoutSeed() } : undefined;
+      const ctxBlocked = tf.reshape(tf.transpose(blockedAttention(q, kb, vb, additiveMask, { scale, dropout }), [0, 2, 1, 3]), [B, T, cfg.hiddenSize]);
+      const attnOutBlocked = this.dropout(this.linear(ctxBlocked, `${p}attention.output.dense`, dense), cfg.hiddenDropout, training);
+      return this.layerNorm(tf.add(attnOutBlocked, h), `${p}attention.output.LayerNorm`);
+    }
     const keysTransposedByMatMul = matMulTransposesFree();
-    const k = split(this.linear(h, `${p}attention.self.key`, dense), keysTransposedByMatMul ? [0, 2, 1, 3] : [0, 2, 3, 1]);
-    const v = split(this.linear(h, `${p}attention.self.value`, dense), [0, 2, 1, 3]);
-    const scores = tf.add(tf.mul(tf.matMul(q, k, false, keysTransposedByMatMul), scale), additiveMask);
-    const probs = this.dropout(tf.softmax(scores, -1), cfg.attentionDropout, training);
-    const ctx = tf.reshape(tf.transpose(tf.matMul(probs, v), [0, 2, 1, 3]), [B, T, cfg.hiddenSize]);
+    const k = heads('key', keysTransposedByMatMul ? [0, 2, 1, 3] : [0, 2, 3, 1]);
+    const v = heads('value', [0, 2, 1, 3]);
+    const probs = tf.tidy(() => {
+      const scores = tf.add(tf.mul(tf.matMul(q, k, false, keysTransposedByMatMul), scale), additiveMask);
+      return this.dropout(tf.softmax(scores, -1), cfg.attentionDropout, training);
+    });
+    const ctx = tf.tidy(() => tf.reshape(tf.transpose(tf.matMul(probs, v), [0, 2, 1, 3]), [B, T, cfg.hiddenSize]));
     const attnOut = this.dropout(this.linear(ctx, `${p}attention.output.dense`, dense), cfg.hiddenDropout, training);
     return this.layerNorm(tf.add(attnOut, h), `${p}attention.output.LayerNorm`);
   }
@@ -282,13 +264,8 @@ export class BertModel implements TextModel {
     return 4 * (carried + Math.max(attention, feedForward));
   }
 
-  /** Number of parameters. */
-  numParameters(): number {
-    return this.parameters.count();
-  }
-
-  dispose(): void {
+  override dispose(): void {
     this.inference.clear();
-    this.parameters.dispose();
+    super.dispose();
   }
 }

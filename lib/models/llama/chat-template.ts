@@ -20,6 +20,12 @@
  *   title capitalize startswith endswith split replace`; dict methods `items keys values get`;
  *   globals `raise_exception`, `range`, `namespace`.
  * Anything else (macros, call blocks, includes, other filters) is an error naming it and the line.
+ *
+ * Why not @huggingface/jinja (checked with 0.5.11, test/chat-template.test.ts): it renders the real
+ * templates (LLaMA-2-chat, Zephyr) identically, but prints booleans as true/false and none as
+ * nothing where jinja2 prints True/False/None, throws on `~ none`, has no `{%+`, and keeps its own
+ * raise_exception (a plain Error), so its output is not what transformers' apply_chat_template
+ * gives for every template this interpreter handles.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -24,175 +24,124 @@
  * carry adapters (../adapters/types.ts: LoRA), whose parameters join `params`.
  */
 import { backendCapabilities, tf } from '../../backend/index.js';
+import { AdaptableTransformerModel } from '../adaptable-transformer-model.js';
+import { positionsFromMask, type DecoderInput, type DecoderOptions, type DecoderOutput, type KvCache } from '../causal-decoder.js';
 import { causalPaddingMask, groupedQueryAttention } from '../../ops/attention.js';
+import { blockedAttention } from '../../ops/blocked-attention.js';
+import { disposeFrozenWeight, frozenLinear, frozenWeightBytes, makeFrozenWeight, type BaseStorage, type FrozenWeight } from '../../ops/frozen-linear.js';
+import { isShapeOnlyBackend } from '../../backend/shape-only/index.js';
+import { checkpoint, replayingDropout, trainableUnder } from '../../ops/checkpoint.js';
 import { fusedDropout } from '../../ops/dropout.js';
 import { rmsNorm } from '../../ops/rms-norm.js';
 import { applyRotary, rotaryInverseFrequencies, rotaryTables, type RotaryTables } from '../../ops/rotary.js';
 import { swiglu } from '../../ops/swiglu.js';
 import { InputError } from '../../util/errors.js';
-import type { AdaptableModel, AdapterContext, LinearAdapter } from '../adapters/types.js';
-import { ModelParameters } from '../parameters.js';
+import type { AdaptableModel, AdapterContext } from '../adapters/types.js';
 import type { ForwardOptions, ModelOutput, TokenBatch } from '../types.js';
 import type { LlamaConfig } from './config.js';
 import { LLAMA_LINEAR_MODULES, llamaLinearShapes, type WeightTensor } from './weights.js';
 
-/** Keys and values of the tokens seen so far, per layer: [batch, numKvHeads, length, headDim], rotary applied. */
-export interface KvCache {
-  keys: tf.Tensor4D[];
-  values: tf.Tensor4D[];
-  /** Tokens held (padding included). */
-  length: number;
+export { disposeKvCache, positionsFromMask, type DecoderInput, type DecoderOptions, type DecoderOutput, type KvCache } from '../causal-decoder.js';
+
+/** What every layer of one decoder call shares. */
+interface DecoderStep {
+  B: number;
+  T: number;
+  mask: tf.Tensor;
+  rope: RotaryTables;
+  ctx: AdapterContext;
+  attnDropout?: (p: tf.Tensor) => tf.Tensor;
+  attention: 'plain' | 'blocked';
+  training: boolean;
 }
 
-/** Frees a cache's tensors. */
-export function disposeKvCache(cache: KvCache | undefined): void {
-  if (!cache) return;
-  tf.dispose([...cache.keys, ...cache.values]);
-}
-
-/** One decoder call: new tokens, and the mask over the cached tokens followed by them. */
-export interface DecoderInput {
-  /** [batch, seqLen] new token ids. */
-  inputIds: Int32Array;
-  batch: number;
-  seqLen: number;
-  /** [batch, cacheLength + seqLen]: 1 for real tokens, 0 for padding. */
-  attentionMask: Int32Array;
-  /** [batch, seqLen] rotary positions; default `positionsFromMask`. */
-  positions?: Int32Array;
-}
-
-export interface DecoderOptions extends ForwardOptions {
-  /** Keys and values of earlier tokens (not disposed by the call). */
-  cache?: KvCache;
-  /** Return the cache extended by this call's tokens. */
-  returnCache?: boolean;
-  /** Logits at every position, at the last position only, or none (default). */
-  logits?: 'all' | 'last' | 'none';
-}
-
-export interface DecoderOutput extends ModelOutput {
-  /** [batch, seqLen, vocab] ('all') or [batch, vocab] ('last'). */
-  logits?: tf.Tensor;
-  cache?: KvCache;
-}
-
-/**
- * Rotary positions of the last `queryLen` tokens of each row: the number of real tokens before
- * them in the row (cumsum(mask) − 1), and 1 for padding (HF generate's numbering).
- */
-export function positionsFromMask(mask: Int32Array, batch: number, keyLen: number, queryLen: number): Int32Array {
-  if (mask.length !== batch * keyLen) throw new Error(`attention mask has ${mask.length} entries, expected ${batch} × ${keyLen}`);
-  const out = new Int32Array(batch * queryLen);
-  for (let b = 0; b < batch; b++) {
-    let seen = 0;
-    for (let s = 0; s < keyLen; s++) {
-      const real = mask[b * keyLen + s] !== 0;
-      if (real) seen++;
-      const t = s - (keyLen - queryLen);
-      if (t >= 0) out[b * queryLen + t] = real ? seen - 1 : 1;
-    }
-  }
-  return out;
-}
-
-export class LlamaModel implements AdaptableModel {
-  readonly architecture = 'llama';
-  dropoutCounter = 0;
-  private readonly parameters = new ModelParameters('llama');
-  private readonly attached = new Map<string, LinearAdapter>();
+/** Parameters, adapters and the adapted linear layer come from AdaptableTransformerModel (../adaptable-transformer-model.ts). */
+export class LlamaModel extends AdaptableTransformerModel<LlamaConfig> implements AdaptableModel {
   private readonly invFreq: Float32Array;
 
-  constructor(
-    readonly config: LlamaConfig,
-    weights: ReadonlyMap<string, WeightTensor>,
-    /** Seed of the dropout masks (training only). */
-    public dropoutSeed = 0,
-  ) {
-    for (const [name, t] of weights) this.parameters.create(name, t.data as Float32Array, t.shape);
+  constructor(config: LlamaConfig, weights: ReadonlyMap<string, WeightTensor>, dropoutSeed = 0) {
+    super('llama', config, weights, dropoutSeed);
     this.invFreq = rotaryInverseFrequencies(config.headDim, config.ropeTheta, config.ropeLinearScale);
-  }
-
-  get hiddenSize(): number {
-    return this.config.hiddenSize;
-  }
-
-  get numLayers(): number {
-    return this.config.numLayers;
-  }
-
-  get maxPositions(): number {
-    return this.config.maxPositions;
   }
 
   get vocabSize(): number {
     return this.config.vocabSize;
   }
 
-  get params(): ReadonlyMap<string, tf.Variable> {
-    return this.parameters.all;
-  }
-
-  trainableParameters(): Map<string, tf.Variable> {
-    return this.parameters.trainable();
-  }
-
-  setTrainable(select: (name: string) => boolean): void {
-    this.parameters.setTrainable(select);
-  }
-
   /** Attention dropout (LLaMA's only dropout; adapters have their own). */
-  setDropout(p: number): void {
-    if (!(p >= 0 && p < 1)) throw new RangeError(`dropout must be in [0, 1), got ${p}`);
+  protected override applyDropout(p: number): void {
     this.config.attentionDropout = p;
   }
 
-  linearModules(): Map<string, readonly [number, number]> {
+  /**
+   * Frozen linear weights kept in 16 or 4 bits (`storeFrozenBase`), by module: their float32
+   * variables are gone and `linear` decodes them per call (../../ops/frozen-linear.ts).
+   */
+  private readonly storedBases = new Map<string, FrozenWeight>();
+
+  /**
+   * Keeps every frozen linear weight of the decoder layers in `format` — the checkpoint's own
+   * 16 bits ('fp16' for LLaMA-2's Hub files, 'bf16'), or NF4 as QLoRA (`doubleQuant` for its
+   * double quantisation) — instead of float32, and frees the float32 copy. Call after attaching
+   * adapters (they freeze the base); trainable weights stay float32. On the shape-only backend
+   * no values are read (the stored tensors only have their sizes). Returns the modules stored.
+   * Afterwards mergeLora and baseWeights() have no float32 base to work on for those modules.
+   */
+  storeFrozenBase(format: Exclude<BaseStorage, 'fp32'>, opts: { doubleQuant?: boolean } = {}): string[] {
+    const stored: string[] = [];
+    const shapeOnly = isShapeOnlyBackend();
+    for (const [module, [out, inp]] of this.linearModules()) {
+      const name = `${module}.weight`;
+      const v = this.params.get(name);
+      if (!v || v.trainable || this.storedBases.has(module)) continue;
+      const values = shapeOnly ? undefined : (v.dataSync() as Float32Array);
+      this.storedBases.set(module, makeFrozenWeight(values, [out, inp], format, opts));
+      this.parameters.remove(name);
+      v.dispose();
+      stored.push(module);
+    }
+    return stored;
+  }
+
+  /** Bytes of the frozen weights kept in 16 or 4 bits. */
+  storedBaseBytes(): number {
+    let n = 0;
+    for (const w of this.storedBases.values()) n += frozenWeightBytes(w);
+    return n;
+  }
+
+  /** x Wᵀ plus the module's adapter; W decoded from its 16- or 4-bit storage when it has one. */
+  protected override linear(x: tf.Tensor, module: string, ctx: AdapterContext, bias = false): tf.Tensor {
+    // In a scope of its own: x Wᵀ before the adapter's update is added is freed right away.
+    return tf.tidy(() => {
+      const stored = this.storedBases.get(module);
+      if (!stored) return super.linear(x, module, ctx, bias);
+      const shape = x.shape;
+      const x2 = tf.reshape(x, [-1, shape[shape.length - 1]]) as tf.Tensor2D;
+      let y = frozenLinear(x2, stored);
+      const adapter = this.adapters().get(module);
+      if (adapter) y = tf.add(y, adapter.delta(x2, ctx));
+      return tf.reshape(y, [...shape.slice(0, -1), stored.shape[0]]);
+    });
+  }
+
+  override numParameters(): number {
+    let n = super.numParameters();
+    for (const w of this.storedBases.values()) n += w.shape[0] * w.shape[1];
+    return n;
+  }
+
+  override dispose(): void {
+    for (const w of this.storedBases.values()) disposeFrozenWeight(w);
+    this.storedBases.clear();
+    super.dispose();
+  }
+
+  override linearModules(): Map<string, readonly [number, number]> {
     const shapes = llamaLinearShapes(this.config);
     const m = new Map<string, readonly [number, number]>();
     for (let l = 0; l < this.config.numLayers; l++) for (const mod of LLAMA_LINEAR_MODULES) m.set(`model.layers.${l}.${mod}`, shapes[mod]);
     return m;
-  }
-
-  attachAdapter(module: string, adapter: LinearAdapter): void {
-    if (!this.params.has(`${module}.weight`) || !/^model\.layers\.\d+\./.test(module)) {
-      throw new InputError(`'${module}' is not a linear module of this model (e.g. model.layers.0.self_attn.q_proj)`);
-    }
-    if (this.attached.has(module)) throw new InputError(`module '${module}' already has an adapter`);
-    for (const name of adapter.params.keys()) {
-      if (this.params.has(`${module}.${name}`)) throw new InputError(`parameter '${module}.${name}' exists already`);
-    }
-    this.attached.set(module, adapter);
-    for (const [name, v] of adapter.params) this.parameters.add(`${module}.${name}`, v);
-  }
-
-  detachAdapter(module: string): LinearAdapter | undefined {
-    const a = this.attached.get(module);
-    if (!a) return undefined;
-    this.attached.delete(module);
-    for (const name of a.params.keys()) this.parameters.remove(`${module}.${name}`);
-    return a;
-  }
-
-  adapters(): ReadonlyMap<string, LinearAdapter> {
-    return this.attached;
-  }
-
-  private p(name: string): tf.Variable {
-    const v = this.params.get(name);
-    if (!v) throw new Error(`LLaMA parameter '${name}' is not loaded`);
-    return v;
-  }
-
-  /** x Wᵀ with a PyTorch-layout [out, in] weight, plus the module's adapter output if it has one. */
-  private linear(x: tf.Tensor, module: string, ctx: AdapterContext): tf.Tensor {
-    const w = this.p(`${module}.weight`);
-    const shape = x.shape;
-    const x2 = tf.reshape(x, [-1, shape[shape.length - 1]]) as tf.Tensor2D;
-    let y = backendCapabilities().matMulTransposeIsFree ? tf.matMul(x2, w, false, true) : tf.matMul(x2, tf.transpose(w));
-    const adapter = this.attached.get(module);
-    if (adapter) y = tf.add(y, adapter.delta(x2, ctx));
-    return tf.reshape(y, [...shape.slice(0, -1), w.shape[0]]);
   }
 
   /** [.., hidden] -> [.., vocab] through lm_head, or the embedding matrix when tied. */
@@ -243,7 +192,7 @@ export class LlamaModel implements AdaptableModel {
     }
     const positions = input.positions ?? positionsFromMask(input.attentionMask, B, S, T);
     const training = opts.training ?? false;
-    const ctx: AdapterContext = { training, nextDropoutSeed: () => this.dropoutSeed * 1_000_003 + this.dropoutCounter++ };
+    const ctx: AdapterContext = this.adapterContext(training);
     const wantLogits = opts.logits ?? 'none';
     return tf.tidy(() => {
       const ids = tf.tensor2d(input.inputIds, [B, T], 'int32');
@@ -251,31 +200,22 @@ export class LlamaModel implements AdaptableModel {
       const hidden: tf.Tensor3D[] = opts.outputHiddenStates ? [h as tf.Tensor3D] : [];
       const mask = causalPaddingMask(input.attentionMask, B, T, S);
       const rope: RotaryTables = rotaryTables(positions, B, T, this.invFreq);
-      const { numHeads: H, numKvHeads: Hkv, headDim: D } = cfg;
-      const split = (x: tf.Tensor, heads: number) => tf.transpose(tf.reshape(x, [B, T, heads, D]), [0, 2, 1, 3]);
       const keys: tf.Tensor4D[] = [];
       const values: tf.Tensor4D[] = [];
       const attnDropout = training && cfg.attentionDropout > 0 ? (p: tf.Tensor) => fusedDropout(p, cfg.attentionDropout, ctx.nextDropoutSeed()) : undefined;
+      const step: DecoderStep = { B, T, mask, rope, ctx, attnDropout, attention: opts.attention ?? 'plain', training };
       for (let l = 0; l < cfg.numLayers; l++) {
-        const p = `model.layers.${l}.`;
-        const n1 = rmsNorm(h, this.p(`${p}input_layernorm.weight`), cfg.rmsNormEps);
-        const q = applyRotary(split(this.linear(n1, `${p}self_attn.q_proj`, ctx), H), rope);
-        let k = applyRotary(split(this.linear(n1, `${p}self_attn.k_proj`, ctx), Hkv), rope);
-        let v = split(this.linear(n1, `${p}self_attn.v_proj`, ctx), Hkv);
-        if (opts.cache) {
-          k = tf.concat([opts.cache.keys[l], k], 2);
-          v = tf.concat([opts.cache.values[l], v], 2);
+        if (opts.cache || opts.returnCache) {
+          h = this.decoderLayer(h, l, step, opts.cache, opts.returnCache ? { keys, values } : undefined);
+        } else {
+          // Each layer in its own scope, so what the gradient tape did not save is freed when the
+          // layer ends; with checkpointing one recomputed op that keeps only the layer's input.
+          const layer = replayingDropout(this, (x: tf.Tensor, m: tf.Tensor, cos: tf.Tensor, sin: tf.Tensor) =>
+            tf.tidy(() => this.decoderLayer(x, l, { ...step, mask: m, rope: { cos: cos as tf.Tensor4D, sin: sin as tf.Tensor4D } })),
+          );
+          const consts = [mask, rope.cos, rope.sin];
+          h = opts.checkpointing ? checkpoint(layer, h, trainableUnder(this.params, `model.layers.${l}.`), consts) : layer(h, ...consts);
         }
-        if (opts.returnCache) {
-          keys.push(k as tf.Tensor4D);
-          values.push(v as tf.Tensor4D);
-        }
-        const attn = groupedQueryAttention(q, k, v, mask, { dropout: attnDropout });
-        const merged = tf.reshape(tf.transpose(attn, [0, 2, 1, 3]), [B, T, H * D]);
-        h = tf.add(h, this.linear(merged, `${p}self_attn.o_proj`, ctx));
-        const n2 = rmsNorm(h, this.p(`${p}post_attention_layernorm.weight`), cfg.rmsNormEps);
-        const ff = swiglu(this.linear(n2, `${p}mlp.gate_proj`, ctx), this.linear(n2, `${p}mlp.up_proj`, ctx));
-        h = tf.add(h, this.linear(ff, `${p}mlp.down_proj`, ctx));
         if (opts.outputHiddenStates && l < cfg.numLayers - 1) hidden.push(h as tf.Tensor3D);
       }
       const last = rmsNorm(h, this.p('model.norm.weight'), cfg.rmsNormEps) as tf.Tensor3D;
@@ -288,22 +228,42 @@ export class LlamaModel implements AdaptableModel {
     }) as unknown as DecoderOutput;
   }
 
-  /** The current values of the model's own parameters (adapters excluded), e.g. to write an HF directory. */
-  async baseWeights(): Promise<Map<string, WeightTensor>> {
-    const adapterParams = new Set([...this.attached].flatMap(([m, a]) => [...a.params.keys()].map((n) => `${m}.${n}`)));
-    const out = new Map<string, WeightTensor>();
-    for (const [name, v] of this.params) {
-      if (!adapterParams.has(name)) out.set(name, { shape: v.shape.slice(), data: (await v.data()) as Float32Array });
+
+  /**
+   * Decoder layer l: h + attention(rmsnorm(h)), then + SwiGLU MLP(rmsnorm(·)). With a KV cache,
+   * this layer's keys and values are appended to the cached ones; `collect` receives them.
+   */
+  private decoderLayer(h: tf.Tensor, l: number, s: DecoderStep, cache?: KvCache, collect?: { keys: tf.Tensor4D[]; values: tf.Tensor4D[] }): tf.Tensor {
+    const cfg = this.config;
+    const { numHeads: H, numKvHeads: Hkv, headDim: D } = cfg;
+    const { B, T, ctx } = s;
+    const split = (x: tf.Tensor, heads: number) => tf.transpose(tf.reshape(x, [B, T, heads, D]), [0, 2, 1, 3]);
+    const p = `model.layers.${l}.`;
+    // Sub-expressions in their own scopes: what the tape did not save (a projection before its
+    // head split, a head split before rotary) is freed as soon as it is used, not at the layer's end.
+    const n1 = rmsNorm(h, this.p(`${p}input_layernorm.weight`), cfg.rmsNormEps);
+    const q = tf.tidy(() => applyRotary(split(this.linear(n1, `${p}self_attn.q_proj`, ctx), H), s.rope));
+    let k = tf.tidy(() => applyRotary(split(this.linear(n1, `${p}self_attn.k_proj`, ctx), Hkv), s.rope));
+    let v = tf.tidy(() => split(this.linear(n1, `${p}self_attn.v_proj`, ctx), Hkv));
+    if (cache) {
+      k = tf.concat([cache.keys[l], k], 2);
+      v = tf.concat([cache.values[l], v], 2);
     }
-    return out;
+    if (collect) {
+      collect.keys.push(k as tf.Tensor4D);
+      collect.values.push(v as tf.Tensor4D);
+    }
+    let attn: tf.Tensor;
+    if (s.attention === 'blocked') {
+      const rate = cfg.attentionDropout;
+      attn = blockedAttention(q, k, v, s.mask, { dropout: s.training && rate > 0 ? { rate, seed: ctx.nextDropoutSeed() } : undefined });
+    } else {
+      attn = groupedQueryAttention(q, k, v, s.mask, { dropout: s.attnDropout });
+    }
+    const h2 = tf.tidy(() => tf.add(h, this.linear(tf.reshape(tf.transpose(attn, [0, 2, 1, 3]), [B, T, H * D]), `${p}self_attn.o_proj`, ctx)));
+    const n2 = rmsNorm(h2, this.p(`${p}post_attention_layernorm.weight`), cfg.rmsNormEps);
+    const ff = tf.tidy(() => swiglu(this.linear(n2, `${p}mlp.gate_proj`, ctx), this.linear(n2, `${p}mlp.up_proj`, ctx)));
+    return tf.tidy(() => tf.add(h2, this.linear(ff, `${p}mlp.down_proj`, ctx)));
   }
 
-  numParameters(): number {
-    return this.parameters.count();
-  }
-
-  dispose(): void {
-    this.parameters.dispose();
-    this.attached.clear();
-  }
 }

@@ -1,0 +1,216 @@
+/**
+ * The storage half of the shape-only backend (./index.ts): a tfjs KernelBackend whose tensors are
+ * records of a size, a dtype and a reference count, with no data behind them. Kernels
+ * (./kernels.ts) create outputs with `allocate` after inferring their shapes, or hand back an
+ * input's buffer with `share` (reshape, identity), exactly as the backend it mirrors does, so the
+ * live bytes this storage counts at every moment are the bytes the mirrored backend would hold.
+ *
+ * Two counts are kept, each with its peak:
+ *   - `liveBytes`: the tensor bytes of every live buffer (element count × bytes per element:
+ *     4 for float32 and int32, 1 for bool), what tfjs's accounting counts for one buffer;
+ *   - `liveDeviceBytes`: what the `cuda` backend's caching allocator would have in use for the
+ *     same buffers (native/src/allocator.cu: bool stored as int32, every block rounded up to its
+ *     size class), i.e. `cudaMemoryStats().inUse`. Blocks the allocator caches after a free are
+ *     not counted (they are reusable, as PyTorch's `memory_reserved` minus `memory_allocated`).
+ *
+ * Reads return ones: there are no values, and a constant that is finite and non-zero lets the
+ * checks code makes on values it reads back (no NaN loss, no all-zero embedding row before the
+ * angle objective's complex division) pass as they would on real data. Code whose control flow
+ * depends on values sees the constant; `reads` counts the reads so a caller can tell.
+ */
+import * as tf from '@tensorflow/tfjs-core';
+import { deviceSizeClass } from './device-allocator.js';
+
+type DataId = object;
+
+/** One tensor buffer: no values, only what memory accounting needs. */
+export interface ShapeOnlyData {
+  /** Number of elements. */
+  size: number;
+  dtype: tf.DataType;
+  /** Tensor bytes (size × bytes per element). */
+  bytes: number;
+  /** Bytes the cuda allocator would reserve for it (its size class). */
+  deviceBytes: number;
+  refCount: number;
+}
+
+/** What the backend has allocated, now and at its peak. */
+export interface ShapeOnlyMemory {
+  liveBytes: number;
+  peakBytes: number;
+  liveDeviceBytes: number;
+  peakDeviceBytes: number;
+  liveBuffers: number;
+  /** Buffers created since the backend started (or since `resetCounters`). */
+  allocations: number;
+  /** readSync/read calls answered with ones (there are no values). */
+  reads: number;
+}
+
+function bytesPerElement(dtype: tf.DataType): number {
+  if (dtype === 'bool') return 1;
+  if (dtype === 'float32' || dtype === 'int32') return 4;
+  throw new Error(`shape-only backend: dtype ${dtype} is not supported (float32, int32 and bool are)`);
+}
+
+function sizeOf(shape: readonly number[]): number {
+  let n = 1;
+  for (const d of shape) n *= d;
+  return n;
+}
+
+export class ShapeOnlyBackend extends tf.KernelBackend {
+  private readonly store: tf.DataStorage<ShapeOnlyData>;
+  private static nextId = 0;
+  private counters: ShapeOnlyMemory = { liveBytes: 0, peakBytes: 0, liveDeviceBytes: 0, peakDeviceBytes: 0, liveBuffers: 0, allocations: 0, reads: 0 };
+
+  constructor(
+    /** The tfjs name it is registered under. */
+    readonly name: string,
+    /** Which real backend's buffer sharing and dtype rules the kernels follow. */
+    readonly mirrors: 'cuda' | 'cpu',
+  ) {
+    super();
+    this.store = new tf.DataStorage(this, tf.engine());
+  }
+
+  // ---- storage ---------------------------------------------------------------------------------
+
+  private record(size: number, dtype: tf.DataType): ShapeOnlyData {
+    const bytes = size * bytesPerElement(dtype);
+    // The cuda backend stores bool as int32 and allocates at least one element (backend.ts `allocate`).
+    const deviceBytes = deviceSizeClass(Math.max(size, 1) * 4);
+    const c = this.counters;
+    c.liveBytes += bytes;
+    c.liveDeviceBytes += deviceBytes;
+    c.liveBuffers++;
+    c.allocations++;
+    if (c.liveBytes > c.peakBytes) c.peakBytes = c.liveBytes;
+    if (c.liveDeviceBytes > c.peakDeviceBytes) c.peakDeviceBytes = c.liveDeviceBytes;
+    return { size, dtype, bytes, deviceBytes, refCount: 1 };
+  }
+
+  private release(d: ShapeOnlyData): void {
+    this.counters.liveBytes -= d.bytes;
+    this.counters.liveDeviceBytes -= d.deviceBytes;
+    this.counters.liveBuffers--;
+  }
+
+  override write(values: tf.backend_util.BackendValues, shape: number[], dtype: tf.DataType): DataId {
+    void values;
+    const dataId = { id: ShapeOnlyBackend.nextId++ };
+    this.store.set(dataId, this.record(sizeOf(shape), dtype));
+    return dataId;
+  }
+
+  override move(dataId: DataId, values: tf.backend_util.BackendValues, shape: number[], dtype: tf.DataType, refCount: number): void {
+    void values;
+    const d = this.record(sizeOf(shape), dtype);
+    d.refCount = refCount;
+    this.store.set(dataId, d);
+  }
+
+  /** A new buffer for a kernel output (no values). */
+  makeTensorInfo(shape: number[], dtype: tf.DataType): tf.TensorInfo {
+    const dataId = { id: ShapeOnlyBackend.nextId++ };
+    this.store.set(dataId, this.record(sizeOf(shape), dtype));
+    return { dataId, shape, dtype };
+  }
+
+  /** A kernel output that is an input's buffer under another shape or dtype (reshape, identity). */
+  share(x: tf.TensorInfo, shape: number[] = x.shape, dtype: tf.DataType = x.dtype): tf.TensorInfo {
+    this.incRef(x.dataId);
+    return { dataId: x.dataId, shape, dtype };
+  }
+
+  /** A buffer a kernel needs only while it runs (the mirrored backend's scratch): counted, then freed. */
+  scratch(shape: number[], dtype: tf.DataType): void {
+    this.release(this.record(sizeOf(shape), dtype));
+  }
+
+  has(dataId: DataId): boolean {
+    return this.store.has(dataId);
+  }
+
+  override refCount(dataId: DataId): number {
+    return this.store.has(dataId) ? this.store.get(dataId).refCount : 0;
+  }
+
+  override incRef(dataId: DataId): void {
+    this.store.get(dataId).refCount++;
+  }
+
+  override disposeData(dataId: DataId, force = false): boolean {
+    if (!this.store.has(dataId)) return true;
+    const d = this.store.get(dataId);
+    d.refCount--;
+    if (!force && d.refCount > 0) return false;
+    this.store.delete(dataId);
+    this.release(d);
+    return true;
+  }
+
+  disposeIntermediateTensorInfo(t: tf.TensorInfo): void {
+    this.disposeData(t.dataId);
+  }
+
+  override numDataIds(): number {
+    return this.store.numDataIds();
+  }
+
+  override readSync(dataId: DataId): tf.backend_util.BackendValues {
+    const d = this.store.get(dataId);
+    this.counters.reads++;
+    if (d.dtype === 'float32') return new Float32Array(d.size).fill(1);
+    if (d.dtype === 'int32') return new Int32Array(d.size).fill(1);
+    return new Uint8Array(d.size).fill(1);
+  }
+
+  override async read(dataId: DataId): Promise<tf.backend_util.BackendValues> {
+    return this.readSync(dataId);
+  }
+
+  // ---- accounting -------------------------------------------------------------------------------
+
+  /** Live and peak bytes (a copy). */
+  memoryCounters(): ShapeOnlyMemory {
+    return { ...this.counters };
+  }
+
+  /** Starts a new peak at the bytes live now (and zeroes the allocation and read counts). */
+  resetPeak(): void {
+    const c = this.counters;
+    c.peakBytes = c.liveBytes;
+    c.peakDeviceBytes = c.liveDeviceBytes;
+    c.allocations = 0;
+    c.reads = 0;
+  }
+
+  override memory(): { unreliable: boolean; reasons?: string[] } & Record<string, unknown> {
+    return { unreliable: false, ...this.memoryCounters() };
+  }
+
+  // ---- information ------------------------------------------------------------------------------
+
+  override async time(f: () => void): Promise<tf.BackendTimingInfo> {
+    const t0 = performance.now();
+    f();
+    return { kernelMs: performance.now() - t0 };
+  }
+
+  /** True, so that tf.profile times kernels with `time` instead of reading every output back. */
+  override timerAvailable(): boolean {
+    return true;
+  }
+
+  override floatPrecision(): 16 | 32 {
+    return 32;
+  }
+
+  override epsilon(): number {
+    return 1e-7;
+  }
+
+  override dispose(): void {}
+}

@@ -1,0 +1,63 @@
+/**
+ * Loading an OPT decoder and its tokenizer from a Hugging Face model directory: `config.json`
+ * (model_type opt), the weights through ../weight-files.ts (whatever formats it reads: safetensors,
+ * single or sharded), and the GPT-2 byte-level BPE from `tokenizer.json`, or from `vocab.json` +
+ * `merges.txt` where there is no tokenizer.json (the `facebook/opt-*` repositories). Special ids
+ * come from config.json: BOS (`</s>`, 2 in OPT's vocabulary) is put before every text, nothing is
+ * appended, padding uses pad_token_id (1) on the left.
+ *
+ * `loadOpt` is the shape lib/models/auto.ts calls architectures with; `loadOptModel` takes a
+ * directory and returns a LoadedModel with the weights' identity.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { InputError } from '../../util/errors.js';
+import { HfTokenizer, type HfTokenizerOptions } from '../tokenizers/hf.js';
+import type { LoadedModel } from '../types.js';
+import { readTensors, weightFiles as findWeightFiles, weightsSha256 } from '../weight-files.js';
+import { parseOptConfig, type OptConfig } from './config.js';
+import { OptModel } from './model.js';
+import { mapOptWeights } from './weights.js';
+
+export interface OptLoadOptions {
+  /** Seed of the dropout masks in training mode. */
+  dropoutSeed?: number;
+}
+
+/** The OPT tokenizer of a model directory, with the config's BOS and pad ids, padding on the left. */
+export function optTokenizer(dir: string, config: OptConfig): HfTokenizer {
+  const options: HfTokenizerOptions = { padSide: 'left' };
+  if (config.bosTokenId !== null) options.bosId = config.bosTokenId;
+  if (config.padTokenId !== null) options.padId = config.padTokenId;
+  return existsSync(join(dir, 'tokenizer.json')) ? HfTokenizer.fromDir(dir, options) : HfTokenizer.fromByteLevelBpeFiles(dir, options);
+}
+
+/** An OPT from a directory whose config.json was read by the caller (lib/models/auto.ts). */
+export function loadOpt(
+  dir: string,
+  rawConfig: Record<string, unknown>,
+  configFile: string,
+  weightFiles: string[],
+  opts: OptLoadOptions = {},
+): { model: OptModel; tokenizer: HfTokenizer } {
+  const config = parseOptConfig(rawConfig, configFile);
+  const tokenizer = optTokenizer(dir, config);
+  const weights = mapOptWeights(config, readTensors(weightFiles), weightFiles.join(', '));
+  return { model: new OptModel(config, weights, opts.dropoutSeed ?? 0), tokenizer };
+}
+
+/** An OPT decoder from a local HF directory. */
+export async function loadOptModel(dir: string, opts: OptLoadOptions = {}): Promise<LoadedModel<OptModel>> {
+  const abs = resolve(dir);
+  const configPath = join(abs, 'config.json');
+  if (!existsSync(configPath)) throw new InputError('an OPT model directory needs config.json', { file: abs });
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(configPath, 'utf8'));
+  } catch (e) {
+    throw new InputError(`model config is not readable JSON: ${(e as Error).message}`, { file: configPath });
+  }
+  const files = findWeightFiles(abs);
+  const { model, tokenizer } = loadOpt(abs, raw as Record<string, unknown>, configPath, files, opts);
+  return { id: dir, dir: abs, source: 'local', model, tokenizer, weightsSha256: await weightsSha256(files), weightFiles: files };
+}
