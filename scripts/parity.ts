@@ -19,7 +19,7 @@ import { parseEngineChoice } from '../lib/embed/engines/choose.js';
 import { loadOnnxRuntime } from '../lib/embed/engines/onnx-runtime.js';
 import { goldenSetKind, goldenSuites, GOLDEN_SUITE_NAMES, SUITES_OF_KIND, type GoldenSuiteName } from '../lib/parity/suites.js';
 import { InputError, UnavailableError, UnknownNameError } from '../lib/util/errors.js';
-import { EXIT, helpText, parseOptions, runCommand, UsageError, type OptionSpecs } from './cli/command.js';
+import { EXIT, helpText, parseOptions, runCommand, UsageError, validateArguments, type OptionSpecs } from './cli/command.js';
 
 const OPTIONS = {
   golden: { type: 'string', value: '<dir>', help: 'a golden set, or a folder of sets', default: 'ANGLE_GOLDEN_DIR, else <shared>/golden (every set there)' },
@@ -62,8 +62,8 @@ async function main(): Promise<number> {
   const golden = locateGoldenDir(values.golden);
   if (!golden) throw new UsageError('no golden reference: pass --golden <dir>, set ANGLE_GOLDEN_DIR, or keep the shared folder beside the repository (../shared)');
   const data = locateDataDir(values.data);
-  const only = parseOnly(values.only);
-  const engine = parseEngineChoice(values.engine ?? (process.env.ANGLE_INFERENCE?.trim() ? undefined : 'tfjs'));
+  const only = validateArguments(() => parseOnly(values.only));
+  const engine = validateArguments(() => parseEngineChoice(values.engine ?? (process.env.ANGLE_INFERENCE?.trim() ? undefined : 'tfjs')));
   const sets = goldenSets(golden.path);
   const runnable = sets.filter((s) => !only || SUITES_OF_KIND[goldenSetKind(s)!].some((n) => only.includes(n)));
   if (runnable.length === 0) throw new UsageError(`--only ${values.only}: none of these suites applies to the golden sets under ${golden.path}`);

@@ -43,7 +43,24 @@ function positive(v: string | undefined, what: string): number | undefined {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
+  let parsed;
+  try {
+    parsed = parseOptionsOrThrow(argv);
+  } catch (e) {
+    // An unknown option or a missing value: one line, before anything is read or started.
+    console.error(`render-figure: ${(e as Error).message.split('\n')[0].replace(/\. To specify a positional argument.*$/, '')} (see --help)`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (values.help || positionals.length !== 1) {
+    (values.help ? console.log : console.error)(USAGE);
+    return values.help ? 0 : 2;
+  }
+  return render(values, positionals[0]!);
+}
+
+function parseOptionsOrThrow(argv: string[]) {
+  return parseArgs({
     args: argv,
     allowPositionals: true,
     options: {
@@ -55,11 +72,9 @@ async function main(argv: string[]): Promise<number> {
       help: { type: 'boolean', short: 'h' },
     },
   });
-  if (values.help || positionals.length !== 1) {
-    (values.help ? console.log : console.error)(USAGE);
-    return values.help ? 0 : 2;
-  }
-  const input = positionals[0]!;
+}
+
+async function render(values: ReturnType<typeof parseOptionsOrThrow>['values'], input: string): Promise<number> {
   try {
     const formats = (values.formats ?? 'svg,png').split(',').map((f) => f.trim());
     for (const f of formats) if (f !== 'svg' && f !== 'png') throw new InputError(`--formats: unknown format '${f}': expected svg, png`);

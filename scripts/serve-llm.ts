@@ -1,20 +1,26 @@
 /**
  * npm run serve-llm -- --model <dir|hub id> [--port 8080] [--host 127.0.0.1] [--served-model-name <name>]
- *                      [--max-batch-size 8] [--prompt auto|chat-template|plain] [--api-key <key>] [--backend cpu]
+ *                      [--max-batch-size 8] [--prompt auto|chat-template|plain] [--embedding-pooling last|mean]
+ *                      [--api-key <key>] [--backend cpu]
  *
- * An OpenAI-compatible server (POST /v1/chat/completions, streaming included; GET /v1/models)
- * over the project's decoder (lib/llm/server.ts over lib/llm/local-generator.ts), so other tools,
- * other machines and this library's own client can generate with a model this project loads —
- * e.g. AnglE Table 5's data from LLaMA-2-7B-chat on a GPU host. Prints
+ * An OpenAI-compatible server (POST /v1/chat/completions, streaming included; POST /v1/embeddings;
+ * GET /v1/models) over the project's decoder (lib/llm/server.ts over lib/llm/local-generator.ts,
+ * whose continuous batching decodes up to --max-batch-size requests together, and
+ * lib/embed/decoder-embedding-model.ts for embeddings), so other tools, other machines and this
+ * library's own clients can generate and embed with a model this project loads — e.g. AnglE Table
+ * 5's data from LLaMA-2-7B-chat on a GPU host, or PromptEOL embeddings. Prints
  * `serve-llm: listening on <base URL>` once it accepts requests (with --port 0, on a free port),
  * then one line per request on stderr; Ctrl-C or SIGTERM stops it.
  */
 import { initBackend } from '../lib/backend/index.js';
 import { envConfig } from '../lib/config.js';
+import { DecoderEmbeddingModel } from '../lib/embed/decoder-embedding-model.js';
+import { EMBEDDING_POOLINGS, type EmbeddingPooling } from '../lib/llm/embedding-model.js';
 import { LocalChatGenerator } from '../lib/llm/local-generator.js';
 import { startChatServer } from '../lib/llm/server.js';
 import { loadModel } from '../lib/models/auto.js';
-import { LlamaModel } from '../lib/models/llama/model.js';
+import type { CausalLanguageModel } from '../lib/models/llama/generate.js';
+import type { TextModel } from '../lib/models/types.js';
 import { InputError, UnknownNameError } from '../lib/util/errors.js';
 import { EXIT, helpText, parseOptions, runCommand, UsageError, type OptionSpecs } from './cli/command.js';
 
@@ -25,16 +31,17 @@ const OPTIONS = {
   port: { type: 'string', value: '<n>', help: 'TCP port (0: any free port, printed)', default: '8080' },
   host: { type: 'string', value: '<address>', help: 'address to listen on (0.0.0.0 to accept other machines)', default: '127.0.0.1' },
   'served-model-name': { type: 'string', value: '<name>', help: "the model name clients send and /v1/models lists", default: 'the --model argument' },
-  'max-batch-size': { type: 'string', value: '<n>', help: 'greedy requests decoded together at most', default: '8' },
+  'max-batch-size': { type: 'string', value: '<n>', help: 'requests decoded together at most (continuous batching: a request joins the running batch at the next decode step)', default: '8' },
   prompt: { type: 'string', value: '<style>', help: `${PROMPT_STYLES.join(', ')}: the chat template of tokenizer_config.json, or the messages' text joined by blank lines`, default: 'auto (the template where the model has one)' },
+  'embedding-pooling': { type: 'string', value: '<pooling>', help: `${EMBEDDING_POOLINGS.join(', ')}: the pooling of /v1/embeddings requests that name none (a request may send "pooling")`, default: 'last (PromptEOL, AnglE-LLaMA)' },
   'api-key': { type: 'string', value: '<key>', help: 'require Authorization: Bearer <key>', default: 'none (no key needed)' },
   backend: { type: 'string', value: '<name>', help: 'tfjs backend: cpu, wasm, cuda, tensorflow', default: 'ANGLE_BACKEND, else cpu' },
   help: { type: 'boolean', short: 'h', help: 'this text' },
 } satisfies OptionSpecs;
 
 const USAGE = 'usage: npm run serve-llm -- --model <dir|hub id> [--port 8080] [--host 127.0.0.1] [options]';
-const FOOTER = `Endpoints: POST /v1/chat/completions (OpenAI's JSON; "stream": true for server-sent events), GET /v1/models, GET /health.
-Client: new llm.OpenAIChatClient({ baseURL: 'http://127.0.0.1:8080/v1', model: '<served model name>' }), or any OpenAI client.
+const FOOTER = `Endpoints: POST /v1/chat/completions (OpenAI's JSON; "stream": true for server-sent events), POST /v1/embeddings (input, encoding_format float|base64, and "pooling": last|mean), GET /v1/models, GET /health.
+Clients: new llm.OpenAIChatClient({ baseURL: 'http://127.0.0.1:8080/v1', model: '<served model name>' }), new llm.OpenAIEmbeddingsClient({ baseURL, model, prompt: { template } }), or any OpenAI client.
 Exit codes: 0 stopped by SIGTERM, 130 stopped by Ctrl-C, 2 usage or input error, 3 backend unavailable.`;
 
 function integer(name: string, v: string | undefined, fallback: number, min: number): number {
@@ -42,6 +49,11 @@ function integer(name: string, v: string | undefined, fallback: number, min: num
   const n = Number(v);
   if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name} must be an integer >= ${min}, got '${v}'`);
   return n;
+}
+
+/** Whether a loaded model can generate (LlamaModel and OPT have decode()). */
+function isCausalDecoder(model: TextModel): model is TextModel & CausalLanguageModel {
+  return typeof (model as Partial<CausalLanguageModel>).decode === 'function' && Array.isArray((model as Partial<CausalLanguageModel>).config?.eosTokenId);
 }
 
 async function main(): Promise<number> {
@@ -57,11 +69,14 @@ async function main(): Promise<number> {
   const maxBatchSize = integer('max-batch-size', values['max-batch-size'], 8, 1);
   const prompt = values.prompt ?? 'auto';
   if (!(PROMPT_STYLES as readonly string[]).includes(prompt)) throw new UnknownNameError('prompt style', prompt, PROMPT_STYLES);
+  const embeddingPooling = values['embedding-pooling'] ?? 'last';
+  if (!(EMBEDDING_POOLINGS as readonly string[]).includes(embeddingPooling)) throw new UnknownNameError('embedding pooling', embeddingPooling, EMBEDDING_POOLINGS);
 
   await initBackend(values.backend, { log: (l) => console.error(`serve-llm: ${l}`) });
   const m = await loadModel(modelId);
-  if (!(m.model instanceof LlamaModel)) throw new InputError(`serve-llm serves decoders (model_type llama); '${modelId}' is a ${m.model.architecture} model`);
-  const generator = new LocalChatGenerator({ model: m.model, tokenizer: m.tokenizer, dir: m.dir, id: modelId }, {
+  if (!isCausalDecoder(m.model)) throw new InputError(`serve-llm serves causal decoders (a model with a decode() step: llama, opt); '${modelId}' is a ${m.model.architecture} model`);
+  const decoder = m.model;
+  const generator = new LocalChatGenerator({ model: decoder, tokenizer: m.tokenizer, dir: m.dir, id: modelId }, {
     modelName: values['served-model-name'],
     maxBatchSize,
     prompt: prompt as (typeof PROMPT_STYLES)[number],
@@ -71,9 +86,12 @@ async function main(): Promise<number> {
     port,
     host: values.host ?? '127.0.0.1',
     apiKey: values['api-key'],
+    embeddings: new DecoderEmbeddingModel({ model: decoder, tokenizer: m.tokenizer }, { defaultPooling: embeddingPooling as EmbeddingPooling }),
     log: (line) => console.error(`serve-llm: ${line}`),
   });
-  console.error(`serve-llm: model ${generator.model} (${m.model.numParameters().toLocaleString('en-US')} parameters, context ${m.model.maxPositions}, prompt: ${generator.promptStyle})`);
+  console.error(
+    `serve-llm: model ${generator.model} (${decoder.numParameters().toLocaleString('en-US')} parameters, context ${decoder.maxPositions}, prompt: ${generator.promptStyle}, up to ${maxBatchSize} requests decoded together, embeddings: ${embeddingPooling} pooling by default)`,
+  );
   console.log(`serve-llm: listening on ${server.baseURL}`);
 
   const signal = await new Promise<NodeJS.Signals>((resolve) => {

@@ -211,11 +211,59 @@ test("bad requests get OpenAI's error JSON with the right status, and the client
   await server!.waitForLog(/POST \/v1\/chat\/completions 404/);
 });
 
+test('serves many: /health and a short request are answered while a long generation streams; a client that disconnects frees its row', async (t) => {
+  if (!ready(t)) return;
+  const prompt = golden[1];
+  const events: string[] = [];
+  const long = (async () => {
+    const res = await fetch(`${server!.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ messages: [{ role: 'user', content: prompt.text }], temperature: 0, max_tokens: 200, stream: true }),
+    });
+    let first = true;
+    for await (const d of sseData(res.body as unknown as AsyncIterable<Uint8Array>)) {
+      if (first && d !== '[DONE]' && (JSON.parse(d) as { choices: Array<{ delta: { content?: string } }> }).choices[0].delta.content) {
+        first = false;
+        events.push('long: first text');
+      }
+    }
+    events.push('long: done');
+  })();
+  while (!events.includes('long: first text')) await new Promise((r) => setTimeout(r, 10));
+  const health = await fetch(`${server!.baseURL.replace(/\/v1$/, '')}/health`);
+  assert.equal(health.status, 200);
+  events.push('health');
+  // A short request sent now joins the running batch and ends first.
+  const short = await client().complete({ messages: [{ role: 'user', content: golden[2].text }], temperature: 0, max_tokens: 5 });
+  events.push('short: done');
+  assert.equal(short.text, golden[2].greedy_text.slice(0, short.text.length));
+  await long;
+  assert.deepEqual(events, ['long: first text', 'health', 'short: done', 'long: done']);
+
+  // A streaming client that goes away: its request is dropped at the next step (the server logs it).
+  const gone = new AbortController();
+  const res = await fetch(`${server!.baseURL}/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ messages: [{ role: 'user', content: prompt.text }], temperature: 0, max_tokens: 300, stream: true }),
+    signal: gone.signal,
+  });
+  const reader = res.body!.getReader();
+  await reader.read();
+  gone.abort();
+  await server!.waitForLog(/POST \/v1\/chat\/completions (client gone|stream failed)/, 10_000);
+});
+
 test('serve-llm --help lists every option; a bad flag value is a one-line usage error (exit 2)', async () => {
   const help = await runServeLlm(['--help']);
   assert.equal(help.code, 0);
-  for (const flag of ['--model', '--port', '--host', '--served-model-name', '--max-batch-size', '--prompt', '--api-key', '--backend', '--help']) assert.ok(help.stdout.includes(flag), `--help mentions ${flag}`);
+  for (const flag of ['--model', '--port', '--host', '--served-model-name', '--max-batch-size', '--prompt', '--embedding-pooling', '--api-key', '--backend', '--help']) assert.ok(help.stdout.includes(flag), `--help mentions ${flag}`);
   const bad = await runServeLlm(['--model', 'x', '--port', 'eighty']);
   assert.equal(bad.code, 2);
-  assert.equal(bad.stderr.trim(), "serve-llm: --port must be an integer >= 0, got 'eighty'");
+  assert.match(bad.stderr.trim(), /^serve-llm: --port must be an integer >= 0, got 'eighty'( \(see --help\))?$/);
+  const pooling = await runServeLlm(['--model', 'x', '--embedding-pooling', 'cls']);
+  assert.equal(pooling.code, 2);
+  assert.match(pooling.stderr, /embedding pooling/);
+  assert.match(pooling.stderr, /cls/);
 });

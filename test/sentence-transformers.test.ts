@@ -114,7 +114,7 @@ test('saveSentenceTransformer writes the sentence-transformers layout, and loadM
     const moduleFiles = modules.flatMap((m) => [`${m.path}/`, `${m.path}/config.json`, ...(/Dense|WeightedLayer/.test(m.type) ? [`${m.path}/model.safetensors`] : [])]);
     assert.deepEqual(
       walk(dir),
-      [...moduleFiles, 'config.json', 'config_sentence_transformers.json', 'model.safetensors', 'modules.json', 'sentence_bert_config.json', 'tokenizer.json', 'tokenizer_config.json', 'vocab.txt'].sort(),
+      [...moduleFiles, 'config.json', 'config_sentence_transformers.json', 'model.safetensors', 'modules.json', 'sentence_bert_config.json', 'special_tokens_map.json', 'tokenizer.json', 'tokenizer_config.json', 'vocab.txt'].sort(),
       pooling,
     );
     assert.deepEqual(json(join(dir, 'modules.json')), [
@@ -135,7 +135,10 @@ test('saveSentenceTransformer writes the sentence-transformers layout, and loadM
     assert.equal(saved.metadata.format, 'pt');
     assert.deepEqual([...saved.tensors.keys()].sort(), [...sourceTensors.keys()].sort(), 'BertModel tensor names');
     for (const [name, tensor] of sourceTensors) assert.ok(Buffer.from(saved.tensors.get(name)!.data.buffer).equals(Buffer.from(tensor.data.buffer)), `${name} bytes`);
-    for (const f of ['tokenizer.json', 'tokenizer_config.json', 'vocab.txt']) assert.ok(readFileSync(join(dir, f)).equals(readFileSync(join(g.dir, f))), f);
+    for (const f of ['tokenizer.json', 'vocab.txt']) assert.ok(readFileSync(join(dir, f)).equals(readFileSync(join(g.dir, f))), f);
+    // tokenizer_config.json: the source's keys, completed so every client can pad a batch (test/export.test.ts loads it in transformers.js).
+    const tc = json(join(dir, 'tokenizer_config.json'));
+    assert.deepEqual([tc.do_lower_case, tc.tokenizer_class, tc.pad_token, tc.model_max_length], [true, 'BertTokenizer', '[PAD]', 32]);
 
     // Module weights.
     if (pooling === 'cls_avg') {

@@ -20,66 +20,26 @@
  * longer than the model's context is an error. Batches are left-padded, and the model numbers
  * positions per row (lib/models/llama/model.ts), so an embedding does not depend on the batch.
  * Texts are sorted by length (longest first) for batching and returned in input order.
+ *
+ * The templates and their filling live in lib/llm/prompt-template.ts (re-exported here), shared
+ * with the client of a serving engine's embeddings endpoint, so both embed the same prompt text.
  */
 import { tf } from '../backend/index.js';
+import { checkTemplate, PROMPTEOL_TEMPLATE, promptFor, type PromptTemplateOptions } from '../llm/prompt-template.js';
 import type { TextModel, TextTokenizer } from '../models/types.js';
 import { InputError } from '../util/errors.js';
 import { Progress } from '../util/progress.js';
 import type { EncodeOptions, Embeddings, SentenceEncoder } from './types.js';
 
-export const PROMPTEOL_TEMPLATE = 'This sentence : "{text}" means in one word:"';
-export const ANGLE_LLAMA_TEMPLATE = 'Summarize sentence "{text}" in one word:"';
-const TEXT_FIELD = '{text}';
+export { ANGLE_LLAMA_TEMPLATE, PROMPTEOL_TEMPLATE, inContextTemplate, prepareTextPromptEol, promptFor, type Demonstration } from '../llm/prompt-template.js';
 
-export interface Demonstration {
-  text: string;
-  /** The one word the demonstration's text means. */
-  word: string;
-}
-
-export interface PromptEncoderOptions {
-  /** The template, with `{text}` once (default PromptEOL's). */
-  template?: string;
-  /** In-context demonstrations, prepended in order. */
-  demonstrations?: readonly Demonstration[];
-  /** What closes a demonstration after its word (default `".`, PromptEOL's). */
-  demonstrationEnd?: string;
-  /** Text clean-up before filling the template: none (default) or PromptEOL's evaluation clean-up. */
-  prepareText?: 'none' | 'prompteol';
+export interface PromptEncoderOptions extends PromptTemplateOptions {
   /** Truncate each tokenised prompt to this many tokens (the reference's max_length). */
   maxLength?: number;
   /** Prompts per forward pass (default 16). */
   batchSize?: number;
   /** Print progress for lists at least this long (default 2000). */
   progressThreshold?: number;
-}
-
-/** PromptEOL's clean-up of a sentence before it goes into the template. */
-export function prepareTextPromptEol(s: string): string {
-  let t = s;
-  if (t.length > 0 && !'.?"\''.includes(t[t.length - 1])) t += '.';
-  t = t.replaceAll('"', "'");
-  if (t.length > 0 && t[t.length - 1] === '?') t = t.slice(0, -1) + '.';
-  return t;
-}
-
-/** The template with demonstrations prepended: what each text is substituted into. */
-export function inContextTemplate(template: string, demonstrations: readonly Demonstration[], end = '".'): string {
-  checkTemplate(template);
-  return demonstrations.map((d) => template.replace(TEXT_FIELD, () => d.text) + d.word + end).join('') + template;
-}
-
-function checkTemplate(template: string): void {
-  const n = template.split(TEXT_FIELD).length - 1;
-  if (n !== 1) throw new InputError(`a prompt template needs '${TEXT_FIELD}' exactly once, found ${n} in ${JSON.stringify(template)}`);
-}
-
-/** The prompt string for one text. */
-export function promptFor(text: string, opts: Pick<PromptEncoderOptions, 'template' | 'demonstrations' | 'demonstrationEnd' | 'prepareText'> = {}): string {
-  const template = inContextTemplate(opts.template ?? PROMPTEOL_TEMPLATE, opts.demonstrations ?? [], opts.demonstrationEnd);
-  const t = opts.prepareText === 'prompteol' ? prepareTextPromptEol(text) : text;
-  // A function replacement, so `$&` and friends in a text stay literal.
-  return template.replace(TEXT_FIELD, () => t).trim();
 }
 
 /** Embeds texts as the last-token hidden state of their prompts. */

@@ -30,12 +30,19 @@
  *   model computes the batch-independent one.
  * - `cls_avg_legacy` and `cls_avg_batch_tokens` depend on the batch a text is embedded with; no
  *   module pipeline computes that, so they are refused.
+ *
+ * `exportSentenceTransformer` adds what a published model folder has beside the modules: the ONNX
+ * graph of the transformer as `onnx/model.onnx` (lib/models/onnx, standard operators only: inputs
+ * input_ids, attention_mask, token_type_ids; output last_hidden_state, plus every layer's states
+ * when the pooling needs them), the layout transformers.js and sentence-transformers' ONNX backend load,
+ * and any other files (a model card, result files), all appearing with the folder in one rename.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { canonicalBertName } from '../models/bert/weights.js';
+import { onnxExporterFor, ONNX_ARCHITECTURES, writeOnnxModel } from '../models/onnx/index.js';
 import type { LoadedModel } from '../models/types.js';
-import type { SentenceEmbeddingSpec, SentenceEmbeddingStep } from '../models/sentence-transformers/spec.js';
+import { needsAllHiddenStates, sentenceEmbeddingDim, type SentenceEmbeddingSpec, type SentenceEmbeddingStep } from '../models/sentence-transformers/spec.js';
 import { writeSentenceTransformerFolder, checkExportTarget } from '../models/sentence-transformers/write.js';
 import type { TensorToWrite } from '../models/safetensors.js';
 import { InputError } from '../util/errors.js';
@@ -88,25 +95,89 @@ export function sentenceTransformerSteps(pooling: Pooling | string, hiddenSize: 
   }
 }
 
+/** The pipeline an export writes for `model` with `opts`: its pooling's modules, then Normalize when asked. */
+export function sentenceTransformerSpec(model: Pick<LoadedModel['model'], 'hiddenSize' | 'numLayers' | 'maxPositions'>, opts: Pick<SaveSentenceTransformerOptions, 'pooling' | 'maxLength' | 'normalize'>): SentenceEmbeddingSpec {
+  const maxLength = opts.maxLength ?? model.maxPositions;
+  if (!Number.isInteger(maxLength) || maxLength < 1 || maxLength > model.maxPositions) throw new InputError(`max length (max_seq_length) must be an integer from 1 to the model's ${model.maxPositions} positions, got ${opts.maxLength}`);
+  const steps = sentenceTransformerSteps(opts.pooling, model.hiddenSize, model.numLayers);
+  if (opts.normalize) steps.push({ module: 'Normalize' });
+  return { maxSeqLength: maxLength, lowerCase: false, similarity: 'cosine', steps };
+}
+
+export interface ExportSentenceTransformerOptions extends SaveSentenceTransformerOptions {
+  /** Also write the transformer's ONNX graph as onnx/model.onnx (see the file comment). */
+  onnx?: boolean;
+  /** More files by path inside the folder ('/'-separated, e.g. README.md, mteb/STS12.json). */
+  files?: Readonly<Record<string, string | Uint8Array>>;
+}
+
+export interface ExportedSentenceTransformer {
+  dir: string;
+  spec: SentenceEmbeddingSpec;
+  /** Width of the embeddings the folder computes. */
+  embeddingDim: number;
+  /** Every file written, relative to `dir`, sorted. */
+  files: string[];
+}
+
+/** A relative path that stays inside the folder. */
+function insidePath(p: string): string {
+  const parts = p.split('/');
+  if (p === '' || p.startsWith('/') || parts.some((x) => x === '' || x === '.' || x === '..')) throw new InputError(`export file '${p}' must be a relative path inside the folder`);
+  return p;
+}
+
+function listFiles(dir: string, prefix = ''): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const rel = prefix ? `${prefix}/${e.name}` : e.name;
+    if (e.isDirectory()) out.push(...listFiles(join(dir, e.name), rel));
+    else out.push(rel);
+  }
+  return out.sort();
+}
+
 /**
  * Writes `loaded` (its current, possibly trained, weights) as a sentence-transformers folder that
- * encodes with `pooling`; returns the folder. BERT models only.
+ * encodes with `opts.pooling`, with the ONNX graph and extra files when asked; BERT models only.
  */
-export async function saveSentenceTransformer(dir: string, loaded: Pick<LoadedModel, 'model' | 'dir'>, opts: SaveSentenceTransformerOptions): Promise<string> {
+export async function exportSentenceTransformer(dir: string, loaded: Pick<LoadedModel, 'model' | 'dir'>, opts: ExportSentenceTransformerOptions): Promise<ExportedSentenceTransformer> {
   const m = loaded.model;
   if (m.architecture !== 'bert') throw new InputError(`only BERT models can be saved as sentence-transformers folders here (this model is '${m.architecture}')`);
   checkExportTarget(dir, opts.overwrite);
   const configFile = join(loaded.dir, 'config.json');
   if (!existsSync(configFile)) throw new InputError('the source model directory has no config.json to export', { file: loaded.dir });
   const config = JSON.parse(readFileSync(configFile, 'utf8')) as Record<string, unknown>;
-  const maxLength = opts.maxLength ?? m.maxPositions;
-  if (!Number.isInteger(maxLength) || maxLength < 1 || maxLength > m.maxPositions) throw new RangeError(`maxLength must be an integer from 1 to ${m.maxPositions}, got ${opts.maxLength}`);
-  const steps = sentenceTransformerSteps(opts.pooling, m.hiddenSize, m.numLayers);
-  if (opts.normalize) steps.push({ module: 'Normalize' });
-  const spec: SentenceEmbeddingSpec = { maxSeqLength: maxLength, lowerCase: false, similarity: 'cosine', steps };
+  const spec = sentenceTransformerSpec(m, opts);
   const foreign = [...m.params.keys()].filter((n) => canonicalBertName(n) !== n);
   if (foreign.length) throw new InputError(`the model has parameters BertModel does not (${foreign.slice(0, 3).join(', ')}${foreign.length > 3 ? ', ...' : ''}): merge adapters into the weights first (mergeLora)`);
+  const exporter = opts.onnx ? onnxExporterFor(m.architecture) : undefined;
+  if (opts.onnx && !exporter) throw new InputError(`no ONNX exporter for '${m.architecture}' models (there is one for ${ONNX_ARCHITECTURES.join(', ')})`);
+  const whyNot = exporter?.unsupported(m);
+  if (whyNot) throw new InputError(`this model cannot be exported to ONNX: ${whyNot}`);
+  const extra = Object.entries(opts.files ?? {}).map(([p, content]) => [insidePath(p), content] as const);
   const weights = new Map<string, TensorToWrite>();
   for (const [name, v] of m.params) weights.set(name, { shape: v.shape.slice(), data: (await v.data()) as Float32Array });
-  return writeSentenceTransformerFolder(dir, { config, weights, tokenizerDir: loaded.dir, spec }, { overwrite: opts.overwrite });
+  const addFiles = (tmp: string) => {
+    if (exporter) {
+      // Standard ONNX operators only (no ONNX Runtime contrib ops): the file is for any runtime.
+      const graph = exporter.export(m, { hiddenStates: needsAllHiddenStates(spec), fused: false });
+      mkdirSync(join(tmp, 'onnx'));
+      writeOnnxModel(graph.model, join(tmp, 'onnx', 'model.onnx'));
+    }
+    for (const [p, content] of extra) {
+      mkdirSync(dirname(join(tmp, p)), { recursive: true });
+      writeFileSync(join(tmp, p), content);
+    }
+  };
+  writeSentenceTransformerFolder(dir, { config, weights, tokenizerDir: loaded.dir, spec, addFiles }, { overwrite: opts.overwrite });
+  return { dir, spec, embeddingDim: sentenceEmbeddingDim(spec, m.hiddenSize), files: listFiles(dir) };
+}
+
+/**
+ * Writes `loaded` (its current, possibly trained, weights) as a sentence-transformers folder that
+ * encodes with `pooling`; returns the folder. BERT models only.
+ */
+export async function saveSentenceTransformer(dir: string, loaded: Pick<LoadedModel, 'model' | 'dir'>, opts: SaveSentenceTransformerOptions): Promise<string> {
+  return (await exportSentenceTransformer(dir, loaded, opts)).dir;
 }

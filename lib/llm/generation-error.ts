@@ -5,7 +5,7 @@
  *
  * Kinds: `http` (the server answered with an error status), `timeout` (no complete answer within
  * the time limit), `connection` (refused, reset or dropped), `malformed` (a 2xx answer that is not
- * a chat completion), `input` (the request itself is invalid: too long for the context, unknown
+ * a chat completion, or not the embeddings asked for: wrong count, width or model), `input` (the request itself is invalid: too long for the context, unknown
  * model), `aborted` (the caller cancelled it), `cache` (the answer came but could not be stored in
  * the answer cache: a full or read-only disk).
  */

@@ -17,16 +17,20 @@
  * finish reason is 'stop' (end-of-sequence id or a stop string) or 'length'.
  *
  * Requests are queued and decoded one batch at a time (the decoder holds the whole device).
- * Greedy requests waiting in the queue with the same max_tokens and stop strings are decoded
- * together, left-padded, up to `maxBatchSize` (batched greedy decoding equals one-by-one decoding:
- * test/generate.test.ts; set maxBatchSize 1 where even floating-point ties must not differ);
- * a sampling request runs alone, so that its answer depends only on itself and its seed.
- * A queued request whose signal aborts is dropped; a batch being decoded runs to its end.
+ * Requests are decoded by continuous batching (./continuous-batcher.ts): up to `maxBatchSize` of
+ * them together, greedy and sampling alike, whatever their max_tokens and stop strings; a request
+ * joins the running batch at the next decode step and leaves it when it ends, and the decoder yields
+ * to the event loop between steps (a server stays responsive while it generates). A greedy answer
+ * equals the one `generate()` gives the prompt alone (test/llm-batching.test.ts), a sampled one is
+ * drawn from the request's own seed as a lone `generate()` with that seed would draw it (up to
+ * float rounding of the logits in either case; set maxBatchSize 1 where even floating-point ties
+ * must not differ). A request whose signal aborts is dropped, queued or running (at the next step).
  */
 import { InputError } from '../util/errors.js';
 import { chatPromptIds, readChatTemplate } from '../models/llama/chat-template.js';
-import { generate, type CausalLanguageModel, type Generation } from '../models/llama/generate.js';
+import type { CausalLanguageModel } from '../models/llama/generate.js';
 import type { TextTokenizer } from '../models/types.js';
+import { ContinuousBatcher, type BatcherStats } from './continuous-batcher.js';
 import { GenerationError } from './generation-error.js';
 import { InvalidRequestError, stopStrings, validateChatRequest } from './request.js';
 import type { ChatGenerator, ChatMessage, ChatRequest, ChatResult, CompleteOptions } from './types.js';
@@ -44,7 +48,7 @@ export interface LocalDecoder {
 export interface LocalGeneratorOptions {
   /** The name requests and answers use for the model (default: the id it was loaded as). */
   modelName?: string;
-  /** Greedy requests decoded together at most (default 8). */
+  /** Requests decoded together at most (default 8). */
   maxBatchSize?: number;
   /** 'auto' (default): the chat template where the model has one, else the plain prompt. */
   prompt?: 'auto' | 'chat-template' | 'plain';
@@ -58,10 +62,6 @@ interface Job {
   topP: number;
   seed: number;
   stops: string[];
-  onText?: (delta: string) => void;
-  signal?: AbortSignal;
-  resolve: (r: ChatResult) => void;
-  reject: (e: unknown) => void;
 }
 
 /** The plain prompt of a conversation: its contents, a blank line between messages. */
@@ -73,11 +73,7 @@ export class LocalChatGenerator implements ChatGenerator {
   readonly name: string;
   readonly model: string;
   readonly promptStyle: 'chat-template' | 'plain';
-  /** Batches decoded, and the requests in them (a test and a progress line read them). */
-  readonly stats = { batches: 0, requests: 0, largestBatch: 0 };
-  private readonly queue: Job[] = [];
-  private running = false;
-  private readonly maxBatch: number;
+  private readonly batcher: ContinuousBatcher;
 
   constructor(
     readonly decoder: LocalDecoder,
@@ -85,12 +81,21 @@ export class LocalChatGenerator implements ChatGenerator {
   ) {
     this.model = opts.modelName ?? decoder.id;
     this.name = `local:${this.model}`;
-    this.maxBatch = opts.maxBatchSize ?? 8;
-    if (!Number.isInteger(this.maxBatch) || this.maxBatch < 1) throw new InputError(`maxBatchSize must be an integer >= 1, got ${opts.maxBatchSize}`);
+    this.batcher = new ContinuousBatcher(decoder, { maxBatchSize: opts.maxBatchSize });
     const hasTemplate = readChatTemplate(decoder.dir) !== undefined;
     const style = opts.prompt ?? 'auto';
     if (style === 'chat-template' && !hasTemplate) throw new InputError('the model has no chat template (tokenizer_config.json chat_template); use the plain prompt', { file: decoder.dir });
     this.promptStyle = style === 'plain' || !hasTemplate ? 'plain' : 'chat-template';
+  }
+
+  /** Requests answered, prefills, decode steps and the largest batch (a test and a progress line read them). */
+  get stats(): Readonly<BatcherStats> {
+    return this.batcher.stats;
+  }
+
+  /** Requests waiting for a slot, and requests being decoded. */
+  get load(): { queued: number; active: number } {
+    return { queued: this.batcher.queued, active: this.batcher.active };
   }
 
   /** The prompt's token ids for a conversation, as this generator feeds them. */
@@ -99,34 +104,32 @@ export class LocalChatGenerator implements ChatGenerator {
     return this.decoder.tokenizer.encode(plainPrompt(messages)).ids;
   }
 
-  complete(request: ChatRequest, opts: CompleteOptions = {}): Promise<ChatResult> {
+  async complete(request: ChatRequest, opts: CompleteOptions = {}): Promise<ChatResult> {
     let job: Job;
     try {
       job = this.prepare(request, opts);
     } catch (e) {
       const id = (request as ChatRequest | undefined)?.id;
-      if (e instanceof InputError) return Promise.reject(new GenerationError('input', e.message, { id, cause: e }));
-      return Promise.reject(e);
+      if (e instanceof InputError) throw new GenerationError('input', e.message, { id, cause: e });
+      if (opts.signal?.aborted) throw new GenerationError('aborted', 'aborted before it was queued', { id, cause: e });
+      throw e;
     }
-    return new Promise<ChatResult>((resolve, reject) => {
-      job.resolve = resolve;
-      job.reject = reject;
-      if (opts.signal) {
-        opts.signal.addEventListener(
-          'abort',
-          () => {
-            const i = this.queue.indexOf(job);
-            if (i >= 0) {
-              this.queue.splice(i, 1);
-              reject(new GenerationError('aborted', 'aborted while queued', { id: job.req.id, cause: opts.signal!.reason }));
-            }
-          },
-          { once: true },
-        );
-      }
-      this.queue.push(job);
-      void this.drain();
-    });
+    const id = job.req.id;
+    let g;
+    try {
+      g = await this.batcher.submit({ id, promptIds: job.promptIds, maxNewTokens: job.maxNew, temperature: job.temperature, topP: job.topP, seed: job.seed, stopStrings: job.stops, onText: opts.onText, signal: opts.signal });
+    } catch (e) {
+      throw e instanceof InputError ? new GenerationError('input', e.message, { id, cause: e }) : e;
+    }
+    return {
+      ...(id !== undefined ? { id } : {}),
+      text: g.text,
+      usage: { promptTokens: g.promptIds.length, completionTokens: g.ids.length, totalTokens: g.promptIds.length + g.ids.length },
+      finishReason: g.finishReason === 'eos' || g.finishReason === 'stop' ? 'stop' : 'length',
+      model: this.model,
+      cached: false,
+      attempts: 0,
+    };
   }
 
   private prepare(request: ChatRequest, opts: CompleteOptions): Job {
@@ -150,77 +153,6 @@ export class LocalChatGenerator implements ChatGenerator {
       topP: req.top_p ?? 1,
       seed: req.seed ?? Math.floor(Math.random() * 2 ** 31),
       stops: stopStrings(req),
-      onText: opts.onText,
-      signal: opts.signal,
-      resolve: () => undefined,
-      reject: () => undefined,
     };
-  }
-
-  /** Decodes queued requests, one batch at a time, until the queue is empty. */
-  private async drain(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    try {
-      while (this.queue.length > 0) {
-        const batch = this.nextBatch();
-        await this.decode(batch);
-      }
-    } finally {
-      this.running = false;
-    }
-  }
-
-  /** The first queued job, and the greedy jobs that can share its batch. */
-  private nextBatch(): Job[] {
-    const first = this.queue.shift()!;
-    const batch = [first];
-    if (first.temperature === 0) {
-      const same = (j: Job) => j.temperature === 0 && j.maxNew === first.maxNew && j.stops.length === first.stops.length && j.stops.every((s, i) => s === first.stops[i]);
-      for (let i = 0; i < this.queue.length && batch.length < this.maxBatch; ) {
-        if (same(this.queue[i])) batch.push(...this.queue.splice(i, 1));
-        else i++;
-      }
-    }
-    return batch;
-  }
-
-  private async decode(batch: Job[]): Promise<void> {
-    const first = batch[0];
-    let out: Generation[];
-    try {
-      out = await generate(
-        this.decoder,
-        batch.map((j) => j.promptIds),
-        {
-          maxNewTokens: first.maxNew,
-          temperature: first.temperature,
-          topP: first.topP,
-          seed: first.seed,
-          stopStrings: first.stops,
-          onToken: (e) => {
-            if (e.text !== '') batch[e.row].onText?.(e.text);
-          },
-        },
-      );
-    } catch (e) {
-      for (const j of batch) j.reject(e instanceof InputError ? new GenerationError('input', e.message, { id: j.req.id, cause: e }) : e);
-      return;
-    }
-    this.stats.batches++;
-    this.stats.requests += batch.length;
-    this.stats.largestBatch = Math.max(this.stats.largestBatch, batch.length);
-    batch.forEach((j, i) => {
-      const g = out[i];
-      j.resolve({
-        ...(j.req.id !== undefined ? { id: j.req.id } : {}),
-        text: g.text,
-        usage: { promptTokens: g.promptIds.length, completionTokens: g.ids.length, totalTokens: g.promptIds.length + g.ids.length },
-        finishReason: g.finishReason === 'eos' || g.finishReason === 'stop' ? 'stop' : 'length',
-        model: this.model,
-        cached: false,
-        attempts: 0,
-      });
-    });
   }
 }

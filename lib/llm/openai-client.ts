@@ -6,11 +6,10 @@
  * - Where to: `baseURL` (e.g. http://127.0.0.1:8080/v1), else OPENAI_BASE_URL, else
  *   https://api.openai.com/v1; the key: `apiKey`, else OPENAI_API_KEY (sent as a bearer token; a
  *   local server needs none); the model: `model`, else OPENAI_MODEL.
- * - At most `maxConcurrency` requests of this client are in flight at once (one slot per request,
- *   held through its retries, so a rate-limited server is not hit harder while it recovers).
- * - Failed attempts are retried as ./backoff.ts says (429 honouring Retry-After, 5xx, timeouts,
- *   dropped connections, garbled 2xx bodies; never another 4xx), each attempt limited to
- *   `timeoutMs`. A request that still fails is a GenerationError naming the prompt's id.
+ * - Concurrency, time limits and retries are ./openai-endpoint.ts's (shared with the embeddings
+ *   client): at most `maxConcurrency` requests in flight, retries of 429 (honouring Retry-After),
+ *   5xx, timeouts, dropped connections and garbled 2xx bodies, never of another 4xx. A request
+ *   that still fails is a GenerationError naming the prompt's id.
  * - Every answer carries its token usage (the server's `usage`, else an estimate flagged as such)
  *   and its estimated cost from the caller's price table (./pricing.ts); `usage` tallies the run.
  * - With `onText` the request streams (`stream: true`, `stream_options.include_usage`); a stream
@@ -20,62 +19,23 @@
  * Caching is not done here: wrap the client in ./cached-generator.ts.
  */
 import { InputError } from '../util/errors.js';
-import { backoffMs, DEFAULT_RETRY_POLICY, isRetryableStatus, retryAfterMs, shouldRetryHeader, sleep, type RetryPolicy } from './backoff.js';
 import { GenerationError } from './generation-error.js';
-import { Limiter } from './limiter.js';
+import type { Limiter } from './limiter.js';
+import { isObject, nonEmpty, OpenAIEndpoint, serverMessage, type OpenAIEndpointOptions } from './openai-endpoint.js';
 import { costOf, estimateTokens, UsageTally, type PriceTable } from './pricing.js';
 import { validateChatRequest } from './request.js';
 import { sseData } from './sse.js';
 import type { ChatGenerator, ChatRequest, ChatResult, CompleteOptions, TokenUsage } from './types.js';
 
-export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+export { OPENAI_DEFAULT_BASE_URL } from './openai-endpoint.js';
 
-export interface OpenAIClientOptions {
-  /** The API root that `/chat/completions` is appended to. Default: OPENAI_BASE_URL, else OpenAI's. */
-  baseURL?: string;
-  /** Default: OPENAI_API_KEY; none is sent when there is none. */
-  apiKey?: string;
+export interface OpenAIClientOptions extends OpenAIEndpointOptions {
   /** The model of requests that name none. Default: OPENAI_MODEL. */
   model?: string;
-  /** Requests in flight at once (default 8). */
-  maxConcurrency?: number;
-  /** Time limit of one attempt, in ms, from sending to the last byte of the answer (default 120 s). */
-  timeoutMs?: number;
-  retry?: Partial<RetryPolicy>;
   /** Prices for the cost estimate (none assumed). */
   prices?: PriceTable;
-  /** Extra HTTP headers (e.g. OpenAI-Organization). */
-  headers?: Record<string, string>;
   /** The name of the token limit in the body: 'max_tokens' (default, understood everywhere) or OpenAI's newer 'max_completion_tokens'. */
   maxTokensField?: 'max_tokens' | 'max_completion_tokens';
-  /** Called before each retry (progress lines, logs). */
-  onRetry?: (event: { id?: string; retry: number; delayMs: number; error: GenerationError }) => void;
-  /** Where OPENAI_* are read from (default process.env). */
-  env?: NodeJS.ProcessEnv;
-  /** Uniform draws of the backoff jitter (default Math.random). */
-  random?: () => number;
-}
-
-interface OpenAIErrorBody {
-  error?: { message?: unknown; type?: unknown; code?: unknown };
-}
-
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-
-function nonEmpty(v: string | undefined): string | undefined {
-  return v !== undefined && v.trim() !== '' ? v.trim() : undefined;
-}
-
-/** The server's own words from an error body (OpenAI's error JSON, else the start of the text). */
-function serverMessage(body: string): string {
-  try {
-    const j = JSON.parse(body) as OpenAIErrorBody;
-    if (isObject(j) && isObject(j.error) && typeof j.error.message === 'string') return j.error.message + (typeof j.error.code === 'string' ? ` (${j.error.code})` : '');
-  } catch {
-    // not JSON: show the text
-  }
-  const t = body.trim().replace(/\s+/g, ' ');
-  return t === '' ? '(empty body)' : t.length > 300 ? `${t.slice(0, 300)}…` : t;
 }
 
 function usageOf(u: unknown, promptChars: string, text: string): TokenUsage {
@@ -100,36 +60,31 @@ export class OpenAIChatClient implements ChatGenerator {
   readonly name: string;
   readonly model: string;
   readonly baseURL: string;
+  /** The chat-completions URL. */
   readonly endpoint: string;
-  readonly limiter: Limiter;
   /** Tokens and cost of every answer this client produced. */
   readonly usage = new UsageTally();
-  /** HTTP attempts sent (retries included). */
-  attemptsSent = 0;
-  private readonly apiKey?: string;
-  private readonly policy: RetryPolicy;
-  private readonly timeoutMs: number;
+  private readonly http: OpenAIEndpoint;
 
   constructor(private readonly opts: OpenAIClientOptions = {}) {
     const env = opts.env ?? process.env;
-    this.baseURL = (nonEmpty(opts.baseURL) ?? nonEmpty(env.OPENAI_BASE_URL) ?? OPENAI_DEFAULT_BASE_URL).replace(/\/+$/, '');
-    let url: URL;
-    try {
-      url = new URL(`${this.baseURL}/chat/completions`);
-    } catch {
-      throw new InputError(`the OpenAI-compatible base URL '${this.baseURL}' is not a URL (expected e.g. http://127.0.0.1:8080/v1)`);
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InputError(`the base URL '${this.baseURL}' must be http(s)`);
-    this.endpoint = url.href;
+    this.http = new OpenAIEndpoint(opts, '/chat/completions');
+    this.baseURL = this.http.baseURL;
+    this.endpoint = this.http.url('/chat/completions');
     const model = nonEmpty(opts.model) ?? nonEmpty(env.OPENAI_MODEL);
     if (!model) throw new InputError('no model for the chat-completions client: pass { model } or set OPENAI_MODEL');
     this.model = model;
-    this.apiKey = nonEmpty(opts.apiKey) ?? nonEmpty(env.OPENAI_API_KEY);
-    if (!this.apiKey && url.hostname === 'api.openai.com') throw new InputError('api.openai.com needs a key: pass { apiKey } or set OPENAI_API_KEY');
-    this.limiter = new Limiter(opts.maxConcurrency ?? 8);
-    this.policy = { ...DEFAULT_RETRY_POLICY, ...opts.retry };
-    this.timeoutMs = opts.timeoutMs ?? 120_000;
-    this.name = `openai:${model}@${url.host}`;
+    this.name = `openai:${model}@${new URL(this.endpoint).host}`;
+  }
+
+  /** The concurrency bound of this client's requests. */
+  get limiter(): Limiter {
+    return this.http.limiter;
+  }
+
+  /** HTTP attempts sent (retries included). */
+  get attemptsSent(): number {
+    return this.http.attemptsSent;
   }
 
   async complete(request: ChatRequest, opts: CompleteOptions = {}): Promise<ChatResult> {
@@ -141,58 +96,34 @@ export class OpenAIChatClient implements ChatGenerator {
       throw new GenerationError('input', (e as Error).message, { id: (request as ChatRequest | undefined)?.id, cause: e });
     }
     const id = req.id;
-    return this.limiter.run(async () => {
-      let delivered = '';
-      const onText = opts.onText;
-      for (let attempt = 1; ; attempt++) {
-        let seen = '';
-        // A retried stream sends again what was already delivered: pass on only what is new.
-        const forward = onText
-          ? (delta: string) => {
-              const before = seen.length;
-              seen += delta;
-              const common = Math.min(seen.length, delivered.length);
-              if (seen.slice(0, common) !== delivered.slice(0, common)) {
-                throw new GenerationError('connection', 'the retried stream differs from the text already streamed (sampling without a seed?); cannot continue it', { id, attempts: attempt, retryable: false });
-              }
-              if (seen.length > delivered.length) {
-                onText(seen.slice(Math.max(before, delivered.length)));
-                delivered = seen;
-              }
+    let delivered = '';
+    const onText = opts.onText;
+    return this.http.run(id, opts.signal, async (attempt) => {
+      let seen = '';
+      // A retried stream sends again what was already delivered: pass on only what is new.
+      const forward = onText
+        ? (delta: string) => {
+            const before = seen.length;
+            seen += delta;
+            const common = Math.min(seen.length, delivered.length);
+            if (seen.slice(0, common) !== delivered.slice(0, common)) {
+              throw new GenerationError('connection', 'the retried stream differs from the text already streamed (sampling without a seed?); cannot continue it', { id, attempts: attempt, retryable: false });
             }
-          : undefined;
-        try {
-          const a = await this.attempt(req, opts.signal, forward);
-          const model = req.model ?? this.model;
-          const usage = usageOf(a.usage, req.messages.map((m) => m.content).join('\n'), a.text);
-          const costUsd = costOf(usage, model, this.opts.prices) ?? costOf(usage, a.model, this.opts.prices);
-          const result: ChatResult = { ...(id !== undefined ? { id } : {}), text: a.text, usage, finishReason: a.finishReason, model: a.model || model, cached: false, attempts: attempt, ...(costUsd !== undefined ? { costUsd } : {}) };
-          this.usage.add(result);
-          return result;
-        } catch (e) {
-          if (!(e instanceof GenerationError)) throw e; // a bug, not a failed request
-          const err = e.with({ id, attempts: attempt });
-          if (!err.retryable || attempt > this.policy.maxRetries || opts.signal?.aborted) throw err;
-          let delay = backoffMs(attempt, this.policy, (this.opts.random ?? Math.random)());
-          const asked = err.info.retryAfterMs;
-          if (asked !== undefined) {
-            if (asked > this.policy.maxRetryAfterMs) {
-              throw err.with({ retryable: false }, `${err.detail}; the server asks to retry after ${(asked / 1000).toFixed(1)} s, more than the ${(this.policy.maxRetryAfterMs / 1000).toFixed(0)} s allowed (retry.maxRetryAfterMs)`);
+            if (seen.length > delivered.length) {
+              onText(seen.slice(Math.max(before, delivered.length)));
+              delivered = seen;
             }
-            delay = asked;
           }
-          this.opts.onRetry?.({ id, retry: attempt, delayMs: delay, error: err });
-          try {
-            await sleep(delay, opts.signal);
-          } catch {
-            throw new GenerationError('aborted', 'aborted while waiting to retry', { id, attempts: attempt, cause: err });
-          }
-        }
-      }
-    }, opts.signal).catch((e) => {
-      if (e instanceof GenerationError) throw e;
-      if (opts.signal?.aborted) throw new GenerationError('aborted', 'aborted before it was sent', { id, cause: e });
-      throw e;
+        : undefined;
+      const a = await this.http.post(this.endpoint, this.requestBody(req, forward !== undefined), { signal: opts.signal, accept: forward ? 'text/event-stream' : 'application/json' }, async (res) =>
+        forward ? this.readStream(res, forward) : this.readJson(await res.text()),
+      );
+      const model = req.model ?? this.model;
+      const usage = usageOf(a.usage, req.messages.map((m) => m.content).join('\n'), a.text);
+      const costUsd = costOf(usage, model, this.opts.prices) ?? costOf(usage, a.model, this.opts.prices);
+      const result: ChatResult = { ...(id !== undefined ? { id } : {}), text: a.text, usage, finishReason: a.finishReason, model: a.model || model, cached: false, attempts: attempt, ...(costUsd !== undefined ? { costUsd } : {}) };
+      this.usage.add(result);
+      return result;
     });
   }
 
@@ -209,46 +140,6 @@ export class OpenAIChatClient implements ChatGenerator {
       body.stream_options = { include_usage: true };
     }
     return body;
-  }
-
-  /** One HTTP attempt; errors are GenerationErrors saying whether a retry could help. */
-  private async attempt(req: ChatRequest, signal: AbortSignal | undefined, onText: ((delta: string) => void) | undefined): Promise<Answer> {
-    const timeout = AbortSignal.timeout(this.timeoutMs);
-    const both = signal ? AbortSignal.any([signal, timeout]) : timeout;
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: onText ? 'text/event-stream' : 'application/json', ...this.opts.headers };
-    if (this.apiKey) headers.authorization = `Bearer ${this.apiKey}`;
-    const failed = (e: unknown, during: string): GenerationError => {
-      if (e instanceof GenerationError) return e;
-      if (signal?.aborted) return new GenerationError('aborted', `aborted ${during}`, { cause: e });
-      if (timeout.aborted) return new GenerationError('timeout', `no complete answer from ${this.endpoint} within ${this.timeoutMs} ms (${during})`, { retryable: true, cause: e });
-      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-      const why = cause?.code ?? cause?.message ?? (e as Error).message;
-      return new GenerationError('connection', `connection to ${this.endpoint} failed ${during}: ${why}`, { retryable: true, cause: e });
-    };
-    this.attemptsSent++;
-    let res: Response;
-    try {
-      res = await fetch(this.endpoint, { method: 'POST', headers, body: JSON.stringify(this.requestBody(req, onText !== undefined)), signal: both });
-    } catch (e) {
-      throw failed(e, 'before an answer');
-    }
-    if (!res.ok) {
-      let body = '';
-      try {
-        body = await res.text();
-      } catch {
-        // the status says enough
-      }
-      const override = shouldRetryHeader(res.headers);
-      const retryable = override ?? isRetryableStatus(res.status);
-      const wait = retryAfterMs(res.headers);
-      throw new GenerationError('http', `HTTP ${res.status} from ${this.endpoint}: ${serverMessage(body)}`, { status: res.status, retryable, body: body.slice(0, 2000), ...(wait !== undefined ? { retryAfterMs: wait } : {}) });
-    }
-    try {
-      return onText ? await this.readStream(res, onText) : this.readJson(await res.text());
-    } catch (e) {
-      throw failed(e, 'while reading the answer');
-    }
   }
 
   private readJson(text: string): Answer {

@@ -32,7 +32,8 @@ const ROLES = ['system', 'developer', 'user', 'assistant'];
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-function describe(v: unknown): string {
+/** A short description of a JSON value for an error message. */
+export function describe(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return v.length === 0 ? 'an empty list' : 'a list';
   if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`;

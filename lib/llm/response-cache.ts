@@ -8,28 +8,16 @@
  * and `stop` always a list. The prompt's id is not part of the key: two prompts with the same text
  * and parameters share one answer (STS-B train repeats some sentence1 texts).
  *
- * Layout: one file per answer, `<dir>/<key[0:2]>/<key>.json`, written atomically (a temporary file
- * beside it, then renamed over it: lib/util/atomic-write.ts). Why this and not one JSONL log:
- * - a crash (or kill -9) at any moment leaves every entry either complete or absent: there is no
- *   torn last line to repair and nothing to replay;
- * - concurrent writers — the requests of one run in parallel, or two processes (a notebook and a
- *   script) sharing a cache — need no lock, because each entry is its own file and rename is
- *   atomic within a file system; two writers of the same key write the same answer's file, and the
- *   last rename wins whole;
- * - a lookup reads one small file by name, whatever the size of the cache, with no index to load;
- * - an entry can be inspected, deleted or copied on its own.
- * The cost is a file per answer (about 11,500 for both prompts over STS-B train's 5,749 texts),
- * spread over 256 subfolders by the key's first byte; that is well within what file systems handle.
+ * Layout: one file per answer, `<dir>/<key[0:2]>/<key>.json`, written atomically
+ * (./keyed-file-store.ts says why: crash-safe, lock-free for concurrent writers, one small read
+ * per lookup). For both prompts over STS-B train's 5,749 texts that is about 11,500 files.
  *
  * A file that cannot be read back as the entry of its key (edited by hand, a foreign file) counts
  * as a miss and is replaced by the next answer; it is never served. Only answers are cached, never
  * failures, so a rerun retries exactly the prompts that failed.
  */
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { readFile, readdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import { writeFileAtomic } from '../util/atomic-write.js';
+import { KeyedFileStore } from './keyed-file-store.js';
 import { stopStrings } from './request.js';
 import type { ChatMessage, ChatRequest, ChatResult } from './types.js';
 
@@ -83,26 +71,26 @@ export function cacheKey(material: CacheKeyMaterial): string {
 }
 
 export class ResponseCache {
-  readonly dir: string;
+  private readonly store: KeyedFileStore;
   /** Lookups answered, lookups missed, entries written, unreadable entries met. */
   readonly stats = { hits: 0, misses: 0, writes: 0, unreadable: 0 };
 
   constructor(dir: string) {
-    this.dir = resolve(dir);
+    this.store = new KeyedFileStore(dir);
+  }
+
+  get dir(): string {
+    return this.store.dir;
   }
 
   pathOf(key: string): string {
-    return join(this.dir, key.slice(0, 2), `${key}.json`);
+    return this.store.pathOf(key);
   }
 
   /** The entry of `key`, or undefined (absent, or not a readable entry of this key). */
   async get(key: string, material?: CacheKeyMaterial): Promise<CacheEntry | undefined> {
-    const path = this.pathOf(key);
-    let text: string;
-    try {
-      text = await readFile(path, 'utf8');
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    const text = await this.store.read(key);
+    if (text === undefined) {
       this.stats.misses++;
       return undefined;
     }
@@ -127,21 +115,12 @@ export class ResponseCache {
   /** Writes an entry atomically (replacing any entry of its key). */
   async put(entry: Omit<CacheEntry, 'format' | 'createdAt'> & { createdAt?: string }): Promise<void> {
     const full: CacheEntry = { format: CACHE_FORMAT, ...entry, createdAt: entry.createdAt ?? new Date().toISOString() };
-    await writeFileAtomic(this.pathOf(entry.key), `${JSON.stringify(full, null, 1)}\n`);
+    await this.store.write(entry.key, full);
     this.stats.writes++;
   }
 
   /** Every entry's key (a walk of the folder: for reports and tests, not for lookups). */
-  async keys(): Promise<string[]> {
-    if (!existsSync(this.dir)) return [];
-    const out: string[] = [];
-    for (const sub of await readdir(this.dir, { withFileTypes: true })) {
-      if (!sub.isDirectory() || !/^[0-9a-f]{2}$/.test(sub.name)) continue;
-      for (const f of await readdir(join(this.dir, sub.name))) {
-        const m = /^([0-9a-f]{64})\.json$/.exec(f);
-        if (m) out.push(m[1]);
-      }
-    }
-    return out.sort();
+  keys(): Promise<string[]> {
+    return this.store.keys();
   }
 }

@@ -22,8 +22,10 @@ export interface ServeLlmOptions {
   servedModelName?: string;
   /** tfjs backend of the server process (--backend; default its own: ANGLE_BACKEND, else cpu). */
   backend?: string;
-  /** Greedy requests decoded together at most (--max-batch-size). */
+  /** Requests decoded together at most (--max-batch-size; continuous batching). */
   maxBatchSize?: number;
+  /** The pooling of /v1/embeddings requests that name none (--embedding-pooling: last or mean). */
+  embeddingPooling?: 'last' | 'mean';
   /** Require this bearer key (--api-key). */
   apiKey?: string;
   /** How long to wait for "listening on" (default 120 s: a large model loads first). */
@@ -57,6 +59,7 @@ export function serveLlmCommand(o: ServeLlmOptions): string[] {
   if (o.servedModelName !== undefined) args.push('--served-model-name', o.servedModelName);
   if (o.backend !== undefined) args.push('--backend', o.backend);
   if (o.maxBatchSize !== undefined) args.push('--max-batch-size', String(o.maxBatchSize));
+  if (o.embeddingPooling !== undefined) args.push('--embedding-pooling', o.embeddingPooling);
   if (o.apiKey !== undefined) args.push('--api-key', o.apiKey);
   return args;
 }

@@ -9,8 +9,13 @@
  *   objects (first the assistant role, then the text as it is generated, then the finish reason; with
  *   `stream_options.include_usage` a last chunk with the usage and no choices), ended by
  *   `data: [DONE]`;
+ * - `POST /v1/embeddings` (when the server has an embedding model): OpenAI's request JSON
+ *   (./embeddings-wire.ts: `input` a string or a list of strings, `encoding_format` float or
+ *   base64, `model`, and the extension `pooling` last or mean); answers the `list` of `embedding`
+ *   objects with `usage`;
  * - `GET /v1/models`, `GET /v1/models/{id}`: the model(s) served;
- * - `GET /health`: 200 while the server runs.
+ * - `GET /health`: 200 while the server runs, answered at once: generation yields to the event loop
+ *   between decode steps (./continuous-batcher.ts), so this never waits for a generation to end.
  *
  * Errors are OpenAI's error JSON `{ "error": { "message", "type", "param", "code" } }`: 400
  * invalid_request_error (unparsable JSON, a bad field — `param` names it —, a prompt too long for
@@ -18,12 +23,14 @@
  * 405 (wrong method), 413 (body over `maxBodyBytes`), 401 (a wrong key when the server has one),
  * 500 server_error. A request whose checks fail never starts a stream: the stream begins with the
  * first generated text, so checks made by the generator still answer with a status code. A client
- * that disconnects cancels its request if it is still queued.
+ * that disconnects cancels its request, queued or generating (./local-generator.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { InputError } from '../util/errors.js';
+import type { EmbeddingModel } from './embedding-model.js';
+import { embeddingsAnswerJson, parseEmbeddingsBody } from './embeddings-wire.js';
 import { GenerationError } from './generation-error.js';
 import { InvalidRequestError, parseChatCompletionBody } from './request.js';
 import { sseEvent } from './sse.js';
@@ -37,6 +44,8 @@ export interface ChatServerOptions {
   maxBodyBytes?: number;
   /** When set, requests must carry `Authorization: Bearer <apiKey>`. */
   apiKey?: string;
+  /** Answers `POST /v1/embeddings` under the generator's model name (absent: that route is 404). */
+  embeddings?: EmbeddingModel;
 }
 
 interface ErrorFields {
@@ -106,15 +115,34 @@ export function createChatServer(opts: ChatServerOptions): Server {
   const created = Math.floor(Date.now() / 1000);
   const modelJson = { id: generator.model, object: 'model', created, owned_by: 'angle-notebooks' };
 
-  async function chatCompletions(req: IncomingMessage, res: ServerResponse): Promise<string> {
+  const modelNotFound = (name: string) =>
+    new HttpError({ status: 404, message: `the model '${name}' does not exist here; this server has '${generator.model}'`, type: 'invalid_request_error', param: 'model', code: 'model_not_found' });
+
+  async function readJson(req: IncomingMessage): Promise<unknown> {
     const text = await readBody(req, limit);
-    let json: unknown;
     try {
-      json = JSON.parse(text);
+      return JSON.parse(text);
     } catch (e) {
       throw new HttpError({ status: 400, message: `the request body is not valid JSON: ${(e as Error).message}`, type: 'invalid_request_error' });
     }
-    const { request, stream, includeUsage } = parseChatCompletionBody(json);
+  }
+
+  async function embeddings(req: IncomingMessage, res: ServerResponse): Promise<string> {
+    const model = opts.embeddings;
+    if (!model) throw new HttpError({ status: 404, message: `this server has no embedding model (it answers POST /v1/chat/completions)`, type: 'invalid_request_error', code: 'unknown_url' });
+    const r = parseEmbeddingsBody(await readJson(req));
+    if (r.model !== undefined && r.model !== generator.model) throw modelNotFound(r.model);
+    if (r.dimensions !== undefined && r.dimensions !== model.dim) {
+      throw new HttpError({ status: 400, message: `'dimensions' is ${r.dimensions}, but this model's embeddings have ${model.dim} dimensions and cannot be shortened`, type: 'invalid_request_error', param: 'dimensions' });
+    }
+    const pooling = r.pooling ?? model.defaultPooling;
+    const out = await model.embed(r.input, pooling);
+    sendJson(res, 200, embeddingsAnswerJson({ data: out.data, dim: model.dim, tokens: out.tokens, model: generator.model, format: r.encodingFormat }));
+    return `200 ${r.input.length} embeddings (${pooling}, ${out.tokens.reduce((a, b) => a + b, 0)} tokens)`;
+  }
+
+  async function chatCompletions(req: IncomingMessage, res: ServerResponse): Promise<string> {
+    const { request, stream, includeUsage } = parseChatCompletionBody(await readJson(req));
     const abort = new AbortController();
     res.on('close', () => {
       if (!res.writableFinished) abort.abort(new Error('the client disconnected'));
@@ -183,6 +211,10 @@ export function createChatServer(opts: ChatServerOptions): Server {
       method('POST');
       return chatCompletions(req, res);
     }
+    if (route === '/embeddings') {
+      method('POST');
+      return embeddings(req, res);
+    }
     if (route === '/models') {
       method('GET');
       sendJson(res, 200, { object: 'list', data: [modelJson] });
@@ -191,11 +223,12 @@ export function createChatServer(opts: ChatServerOptions): Server {
     if (route.startsWith('/models/')) {
       method('GET');
       const name = decodeURIComponent(route.slice('/models/'.length));
-      if (name !== generator.model) throw new HttpError({ status: 404, message: `the model '${name}' does not exist here; this server has '${generator.model}'`, type: 'invalid_request_error', param: 'model', code: 'model_not_found' });
+      if (name !== generator.model) throw modelNotFound(name);
       sendJson(res, 200, modelJson);
       return '200';
     }
-    throw new HttpError({ status: 404, message: `unknown route ${req.method} ${path} (this server answers POST /v1/chat/completions, GET /v1/models)`, type: 'invalid_request_error', code: 'unknown_url' });
+    const routes = `POST /v1/chat/completions, ${opts.embeddings ? 'POST /v1/embeddings, ' : ''}GET /v1/models`;
+    throw new HttpError({ status: 404, message: `unknown route ${req.method} ${path} (this server answers ${routes})`, type: 'invalid_request_error', code: 'unknown_url' });
   }
 
   return createServer((req, res) => {
@@ -229,6 +262,10 @@ export interface RunningChatServer {
 /** Starts a chat server on host:port (port 0: any free port) and says where it listens. */
 export async function startChatServer(opts: ChatServerOptions & { port?: number; host?: string }): Promise<RunningChatServer> {
   const server = createChatServer(opts);
+  // Idle keep-alive connections stay open 30 s (Node's default is 5 s): a client that embeds or
+  // generates in bursts with pauses between them reuses its connection instead of racing the
+  // server's close of it (undici then sees the socket die under a new request).
+  server.keepAliveTimeout = 30_000;
   const host = opts.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -26,6 +26,19 @@
  *
  * `liveFigure` keeps one output (a tslab display id) and replaces it as a run trains, at most
  * once per interval; `close()` sends the final state, so an executed notebook ends with it.
+ *
+ * A live figure keeps its cell's output unscrolled. The classic Notebook (6.x) turns an output
+ * area taller than 100 lines (OutputArea.auto_scroll_threshold × 1.3 × font size, about 1,820 px)
+ * into a 24em scrolling box (class `output_scroll`, 336 px), which a cell training several runs —
+ * one 480 px figure each — always passes: the curves then sit collapsed in that box. tslab sends
+ * an update as `update_display_data`, which Notebook 6 renders by replacing the output's element
+ * (OutputArea.update_display_data), so the box stays. Each live output therefore carries a small
+ * script that finds the Notebook cell holding it (`Jupyter.notebook.get_cells()`, the
+ * OutputArea whose element contains it) and, unless the reader chose scrolling (a click on the
+ * output prompt sets `scroll_state` to true), sets `scroll_state = false` and unscrolls it; a
+ * click still toggles scrolling. Notebook saves that as the cell's `metadata.scrolled`, which the
+ * notebooks' git filter drops. Pages without the classic Notebook's `Jupyter.notebook` (nbconvert's
+ * HTML, JupyterLab) are left alone.
  */
 import { randomBytes } from 'node:crypto';
 import type { EvalLog, StepLog } from '../train/checkpoint.js';
@@ -149,6 +162,30 @@ export interface LiveFigure {
   readonly stats: { requested: number; sent: number };
 }
 
+/** The class of the element that marks a live figure's output (see the file comment). */
+export const LIVE_FIGURE_CLASS = 'angle-live-figure';
+
+/**
+ * `html` wrapped so that the classic Notebook shows the cell's outputs in full instead of in a
+ * scrolling box (see the file comment).
+ */
+function unscrolledOutputHtml(html: string): string {
+  const id = `${LIVE_FIGURE_CLASS}-${randomBytes(6).toString('hex')}`;
+  return (
+    `<div class="${LIVE_FIGURE_CLASS}" id="${id}">${html}</div>\n` +
+    `<script type="text/javascript">\n(function () {\n` +
+    `  var el = document.getElementById(${scriptJson(id)}), J = window.Jupyter;\n` +
+    `  if (!el || !J || !J.notebook || typeof J.notebook.get_cells !== 'function') return;\n` +
+    `  J.notebook.get_cells().forEach(function (cell) {\n` +
+    `    var oa = cell.output_area;\n` +
+    `    if (!oa || !oa.element || !oa.element[0] || !oa.element[0].contains(el) || oa.scroll_state === true) return;\n` +
+    `    oa.scroll_state = false;\n` +
+    `    if (oa.scrolled && typeof oa.unscroll_area === 'function') oa.unscroll_area();\n` +
+    `  });\n` +
+    `})();\n</script>\n`
+  );
+}
+
 /** A figure output updated in place (a tslab display id) while something runs, e.g. training. */
 export function liveFigure(opts: FigureDisplayOptions & { intervalMs?: number } = {}): LiveFigure {
   const intervalMs = opts.intervalMs ?? 1000;
@@ -158,7 +195,7 @@ export function liveFigure(opts: FigureDisplayOptions & { intervalMs?: number } 
     sendLibrary(tslab.display, opts.library);
     handle = tslab.newDisplay();
     // Reserves the output's place in the cell until the first figure arrives.
-    handle.html('<div style="font:13px sans-serif;color:#777">waiting for the first update…</div>');
+    handle.html(unscrolledOutputHtml('<div style="font:13px sans-serif;color:#777">waiting for the first update…</div>'));
   }
   let pending: Figure | (() => Figure) | undefined;
   let last: Figure | undefined;
@@ -174,7 +211,7 @@ export function liveFigure(opts: FigureDisplayOptions & { intervalMs?: number } 
     pending = undefined;
     lastSent = Date.now();
     if (handle) {
-      handle.html(figureHtml(last, opts));
+      handle.html(unscrolledOutputHtml(figureHtml(last, opts)));
       stats.sent++;
     }
   };

@@ -46,7 +46,7 @@ export function parseOptions<S extends OptionSpecs>(specs: S, argv: string[], al
     return { values: r.values as Parsed<S>, positionals: r.positionals };
   } catch (e) {
     // node's messages end with advice about '--' that does not apply to us; keep the first sentence.
-    throw new InputError(`${(e as Error).message.split('\n')[0].replace(/\. To specify a positional argument.*$/, '')} (see --help)`);
+    throw new UsageError((e as Error).message.split('\n')[0].replace(/\. To specify a positional argument.*$/, ''));
   }
 }
 
@@ -58,11 +58,32 @@ export function helpText(usage: string, specs: OptionSpecs, footer = ''): string
   return `${usage}\n\noptions:\n${body}${footer ? `\n\n${footer}` : ''}`;
 }
 
-/** A usage error raised by a command itself (a flag combination, a missing required flag). */
+/** What every usage error's line ends with, so a reader knows where the options are listed. */
+export const SEE_HELP = '(see --help)';
+
+/**
+ * A usage error raised by a command itself (a flag combination, a missing required flag, a bad
+ * value or name): exit 2, its line ending with "(see --help)".
+ */
 export class UsageError extends InputError {
   constructor(message: string) {
-    super(message);
+    super(message.endsWith(SEE_HELP) ? message : `${message} ${SEE_HELP}`);
     this.name = 'UsageError';
+  }
+}
+
+/**
+ * Runs a command's argument checks (flags, values, names of tasks, presets, notebooks...) and
+ * turns an InputError they raise into a UsageError. Commands call it before any build step, model
+ * load or other expensive work, so a typo costs a second, not a build; whatever throws inside is an
+ * argument problem by construction, which is why the line then points at --help.
+ */
+export function validateArguments<T>(check: () => T): T {
+  try {
+    return check();
+  } catch (e) {
+    if (e instanceof InputError && !(e instanceof UsageError)) throw new UsageError(e.message);
+    throw e;
   }
 }
 

@@ -14,13 +14,18 @@
  * module against the model's linear layers and its shape against the layer's and the rank, so an
  * adapter made for another base model fails with the tensor and both shapes named. Adapters saved
  * for a bare `LlamaModel` (names without the inner `model.`) are accepted too.
+ *
+ * `exportLoraAdapter` writes the same two files as a folder to publish (with a model card and any
+ * other files beside them), appearing whole in one rename, from a model's adapters or from an
+ * adapter directory already on disk (checked as `loadLoraAdapter` checks it, then copied).
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { tf } from '../../backend/index.js';
-import { writeFileAtomicSync } from '../../util/atomic-write.js';
+import { writeDirectoryAtomicSync, writeFileAtomicSync } from '../../util/atomic-write.js';
 import { InputError } from '../../util/errors.js';
-import { readSafetensors, writeSafetensors, type TensorToWrite } from '../safetensors.js';
+import { readSafetensors, serializeSafetensors, writeSafetensors, type TensorToWrite } from '../safetensors.js';
+import { checkExportTarget } from '../sentence-transformers/write.js';
 import { isLoraParameter, LoraLinear, loraAdapters, loraVariable } from './lora.js';
 import type { AdaptableModel } from './types.js';
 
@@ -35,8 +40,8 @@ export interface SaveAdapterOptions {
   taskType?: string | null;
 }
 
-/** Writes the model's LoRA adapters as a PEFT adapter directory; returns the files written. */
-export async function saveLoraAdapter(dir: string, model: AdaptableModel, opts: SaveAdapterOptions = {}): Promise<string[]> {
+/** adapter_config.json's object and the adapter tensors of a model's LoRA adapters, in PEFT's naming. */
+async function loraAdapterContents(model: AdaptableModel, opts: SaveAdapterOptions): Promise<{ config: Record<string, unknown>; tensors: Record<string, TensorToWrite> }> {
   const adapters = loraAdapters(model);
   if (adapters.size === 0) throw new InputError('the model has no LoRA adapters to save');
   const first = adapters.values().next().value!;
@@ -72,12 +77,62 @@ export async function saveLoraAdapter(dir: string, model: AdaptableModel, opts: 
   for (const [module, a] of adapters) {
     for (const [name, v] of a.params) tensors[`${PREFIX}${module}.${name}`] = { dtype: 'F32', shape: v.shape.slice(), data: (await v.data()) as Float32Array };
   }
+  return { config, tensors };
+}
+
+/** Writes the model's LoRA adapters as a PEFT adapter directory; returns the files written. */
+export async function saveLoraAdapter(dir: string, model: AdaptableModel, opts: SaveAdapterOptions = {}): Promise<string[]> {
+  const { config, tensors } = await loraAdapterContents(model, opts);
   mkdirSync(dir, { recursive: true });
   const weights = join(dir, ADAPTER_WEIGHTS_FILE);
   const cfgPath = join(dir, ADAPTER_CONFIG_FILE);
   writeSafetensors(weights, tensors, { format: 'pt' });
   writeFileAtomicSync(cfgPath, JSON.stringify(config, null, 2) + '\n');
   return [cfgPath, weights];
+}
+
+export interface ExportAdapterOptions extends SaveAdapterOptions {
+  /** Replace an existing non-empty folder (default: refuse). */
+  overwrite?: boolean;
+  /** More files by path inside the folder ('/'-separated, e.g. README.md). */
+  files?: Readonly<Record<string, string | Uint8Array>>;
+}
+
+/**
+ * Writes a PEFT adapter folder to publish: adapter_config.json, adapter_model.safetensors and
+ * `opts.files`, from `source` — a model with LoRA adapters, or an adapter directory (whose config
+ * is checked, and whose base_model_name_or_path `opts.baseModel` replaces when given). Returns the
+ * files written, relative to `dir`.
+ */
+export async function exportLoraAdapter(dir: string, source: AdaptableModel | string, opts: ExportAdapterOptions = {}): Promise<string[]> {
+  checkExportTarget(dir, opts.overwrite);
+  let config: Record<string, unknown> | undefined;
+  let tensors: Record<string, TensorToWrite> | undefined;
+  let copyWeightsFrom: string | undefined;
+  if (typeof source === 'string') {
+    const cfgPath = join(source, ADAPTER_CONFIG_FILE);
+    copyWeightsFrom = join(source, ADAPTER_WEIGHTS_FILE);
+    if (!existsSync(cfgPath) || !existsSync(copyWeightsFrom)) throw new InputError(`not a PEFT adapter directory (it needs ${ADAPTER_CONFIG_FILE} and ${ADAPTER_WEIGHTS_FILE})`, { file: source });
+    readPeftLoraConfig(cfgPath);
+    config = JSON.parse(readFileSync(cfgPath, 'utf8')) as Record<string, unknown>;
+    if (opts.baseModel !== undefined) config.base_model_name_or_path = opts.baseModel;
+  } else {
+    ({ config, tensors } = await loraAdapterContents(source, opts));
+  }
+  const extra = Object.entries(opts.files ?? {});
+  for (const [p] of extra) {
+    if (p === '' || p.startsWith('/') || p.split('/').some((x) => x === '' || x === '.' || x === '..')) throw new InputError(`export file '${p}' must be a relative path inside the folder`);
+  }
+  writeDirectoryAtomicSync(dir, (tmp) => {
+    writeFileSync(join(tmp, ADAPTER_CONFIG_FILE), JSON.stringify(config, null, 2) + '\n');
+    if (copyWeightsFrom) copyFileSync(copyWeightsFrom, join(tmp, ADAPTER_WEIGHTS_FILE));
+    else writeFileSync(join(tmp, ADAPTER_WEIGHTS_FILE), serializeSafetensors(tensors!, { format: 'pt' }));
+    for (const [p, content] of extra) {
+      mkdirSync(dirname(join(tmp, p)), { recursive: true });
+      writeFileSync(join(tmp, p), content);
+    }
+  });
+  return [ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, ...extra.map(([p]) => p)].sort();
 }
 
 /** What an adapter directory's config says, checked. */

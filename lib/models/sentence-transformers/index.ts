@@ -1,6 +1,7 @@
 /**
  * sentence-transformers model folders: what follows the transformer, as data (./spec.ts), read
- * from a folder (./read.ts) and written to one (./write.ts). lib/models/auto.ts loads such folders;
+ * from a folder (./read.ts) and written to one (./write.ts, with complete tokenizer files:
+ * ./tokenizer-files.ts). lib/models/auto.ts loads such folders;
  * lib/embed/sentence-transformer-encoder.ts computes the embeddings they describe.
  */
 export {
@@ -33,3 +34,4 @@ export {
   type StModuleEntry,
 } from './read.js';
 export { writeSentenceTransformerFolder, checkExportTarget, TOKENIZER_FILES, type SentenceTransformerContents, type WriteFolderOptions } from './write.js';
+export { completeTokenizerFiles, TOKENIZER_CLASSES, SPECIAL_TOKEN_KEYS, type CompletedTokenizerFiles } from './tokenizer-files.js';

@@ -9,7 +9,10 @@
  *   config.json, model.safetensors     the HF model (BertModel tensor names, metadata format=pt);
  *                                      config.json gets output_hidden_states=true when a
  *                                      WeightedLayerPooling step needs every layer
- *   tokenizer.json, tokenizer_config.json, special_tokens_map.json, vocab.txt   copied, when present
+ *   tokenizer.json, vocab.txt          copied (vocab.txt when present)
+ *   tokenizer_config.json, special_tokens_map.json   the source's, completed (./tokenizer-files.ts:
+ *                                      tokenizer_class, special tokens, model_max_length =
+ *                                      max_seq_length), so every client can pad a batch
  *   sentence_bert_config.json          {max_seq_length, do_lower_case}
  *   <i>_WeightedLayerPooling/          config.json + model.safetensors (layer_weights)
  *   <i>_Pooling/config.json            every pooling_mode_* flag and include_prompt
@@ -19,7 +22,9 @@
  * JSON is indented as sentence-transformers writes it (4 spaces for module configs and
  * sentence_bert_config.json, 2 for modules.json and config_sentence_transformers.json). The folder
  * appears whole or not at all: it is filled in a temporary sibling and renamed into place; an
- * existing non-empty target is refused unless `overwrite` is set.
+ * existing non-empty target is refused unless `overwrite` is set. `addFiles` puts more files into
+ * the temporary folder before the rename (an ONNX graph, a model card, result files), so they
+ * appear together with the rest.
  */
 import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,10 +32,12 @@ import { writeDirectoryAtomicSync } from '../../util/atomic-write.js';
 import { InputError } from '../../util/errors.js';
 import { serializeSafetensors, type TensorToWrite } from '../safetensors.js';
 import { MODULES_JSON, ST_CONFIG_JSON, SENTENCE_BERT_CONFIGS } from './read.js';
+import { completeTokenizerFiles } from './tokenizer-files.js';
 import { ST_ACTIVATIONS, ST_MODULE_TYPES, ST_POOLING_MODES, ST_POOLING_CONFIG_KEYS, needsAllHiddenStates, type SentenceEmbeddingSpec, type SentenceEmbeddingStep } from './spec.js';
 
-/** Tokenizer files an HF model directory may have; those present in the source are copied. */
+/** Tokenizer files an HF model directory may have: the first and last are copied, the middle two completed (see the file comment). */
 export const TOKENIZER_FILES = ['tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'vocab.txt'];
+const COPIED_TOKENIZER_FILES = ['tokenizer.json', 'vocab.txt'];
 
 export interface SentenceTransformerContents {
   /** The HF config.json object of the transformer (model_type, sizes, ...). */
@@ -40,6 +47,8 @@ export interface SentenceTransformerContents {
   /** Directory the tokenizer files are copied from. */
   tokenizerDir: string;
   spec: SentenceEmbeddingSpec;
+  /** Writes more files into the (temporary) folder before it is renamed into place. */
+  addFiles?: (dir: string) => void;
 }
 
 export interface WriteFolderOptions {
@@ -93,7 +102,8 @@ export function writeSentenceTransformerFolder(dir: string, c: SentenceTransform
   const hidden = c.config.hidden_size;
   const numLayers = c.config.num_hidden_layers;
   if (typeof hidden !== 'number' || typeof numLayers !== 'number') throw new InputError('config has no numeric hidden_size / num_hidden_layers');
-  if (!existsSync(join(c.tokenizerDir, 'tokenizer.json'))) throw new InputError('the source model has no tokenizer.json to export', { file: c.tokenizerDir });
+  // Before anything is written: a tokenizer whose special tokens cannot be found fails here.
+  const tokenizer = completeTokenizerFiles(c.tokenizerDir, c.config, c.spec.maxSeqLength);
   writeDirectoryAtomicSync(dir, (tmp) => {
     const config: Record<string, unknown> = { ...c.config, architectures: ['BertModel'] };
     if (needsAllHiddenStates(c.spec)) config.output_hidden_states = true;
@@ -101,7 +111,9 @@ export function writeSentenceTransformerFolder(dir: string, c: SentenceTransform
     const tensors: Record<string, TensorToWrite> = {};
     for (const [name, t] of c.weights) tensors[name] = t;
     writeFileSync(join(tmp, 'model.safetensors'), serializeSafetensors(tensors, PT));
-    for (const f of TOKENIZER_FILES) if (existsSync(join(c.tokenizerDir, f))) copyFileSync(join(c.tokenizerDir, f), join(tmp, f));
+    for (const f of COPIED_TOKENIZER_FILES) if (existsSync(join(c.tokenizerDir, f))) copyFileSync(join(c.tokenizerDir, f), join(tmp, f));
+    writeFileSync(join(tmp, 'tokenizer_config.json'), json(tokenizer.tokenizerConfig, 2));
+    writeFileSync(join(tmp, 'special_tokens_map.json'), json(tokenizer.specialTokensMap, 2));
     writeFileSync(join(tmp, SENTENCE_BERT_CONFIGS[0]), json({ max_seq_length: c.spec.maxSeqLength, do_lower_case: c.spec.lowerCase }, 4));
     const prompts = c.spec.prompt !== undefined ? { default: c.spec.prompt } : {};
     writeFileSync(
@@ -116,6 +128,7 @@ export function writeSentenceTransformerFolder(dir: string, c: SentenceTransform
       modules.push({ idx, name: String(idx), path, type: ST_MODULE_TYPES[s.module] });
     });
     writeFileSync(join(tmp, MODULES_JSON), json(modules, 2));
+    c.addFiles?.(tmp);
   });
   return dir;
 }

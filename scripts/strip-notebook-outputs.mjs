@@ -1,0 +1,102 @@
+#!/usr/bin/env node
+/**
+ * A git "clean" filter for Jupyter notebooks, in the spirit of nbstripout: what git stores for a
+ * notebook is the notebook without what running it added, so executed outputs (plotly.js alone is
+ * about 5 MB) never reach a commit by accident, while the file on disk keeps them.
+ *
+ * Reads a notebook (nbformat 4 JSON) on stdin and writes it on stdout with, in every code cell,
+ * `outputs` emptied and `execution_count` null, and these metadata keys removed: per cell
+ * `collapsed`, `scrolled`, `execution`, `ExecuteTime` (set by the UI and by timing extensions);
+ * per notebook `signature` (the trust signature of one machine) and `widgets` (widget state).
+ * The kernelspec, language_info and every other key stay as they are.
+ *
+ * The output is byte-for-byte the input when nothing had to be removed, and otherwise keeps the
+ * input's key order and indentation (Jupyter writes one space; keys sorted): a notebook saved by
+ * Jupyter and one stripped here differ only in what was stripped, and stripping twice changes
+ * nothing (git requires that of a clean filter). Input that is not a notebook is passed through
+ * unchanged, with a warning on stderr, so git never loses content because of this filter.
+ *
+ * Set up (once per clone; `npm run jupyter` does it when it is missing and says so):
+ *
+ *   git config filter.strip-notebook-outputs.clean "node scripts/strip-notebook-outputs.mjs"
+ *
+ * `.gitattributes` applies it to every notebook under notebooks/. git runs filters from the top of
+ * the work tree, hence the relative path. Plain JavaScript (no tsx): git starts it once per file.
+ */
+import { readFileSync } from 'node:fs';
+
+const CELL_METADATA = ['collapsed', 'scrolled', 'execution', 'ExecuteTime'];
+const NOTEBOOK_METADATA = ['signature', 'widgets'];
+
+/** Removes what running the notebook added; returns whether anything was removed. */
+function stripNotebook(nb) {
+  let changed = false;
+  const drop = (obj, keys) => {
+    if (obj === null || typeof obj !== 'object') return;
+    for (const k of keys) {
+      if (k in obj) {
+        delete obj[k];
+        changed = true;
+      }
+    }
+  };
+  drop(nb.metadata, NOTEBOOK_METADATA);
+  for (const cell of nb.cells) {
+    drop(cell.metadata, CELL_METADATA);
+    if (cell.cell_type !== 'code') continue;
+    if (!Array.isArray(cell.outputs) || cell.outputs.length > 0) {
+      cell.outputs = [];
+      changed = true;
+    }
+    if (cell.execution_count !== null) {
+      cell.execution_count = null;
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+/** The indentation of a JSON text (the leading spaces of its second line); Jupyter's is 1. */
+function indentOf(text) {
+  const m = /^\{\r?\n( +)"/.exec(text);
+  return m ? m[1].length : 1;
+}
+
+/** The stripped notebook text, or `text` itself when it is not a notebook or needs nothing removed. */
+function stripNotebookText(text, warn = () => {}) {
+  let nb;
+  try {
+    nb = JSON.parse(text);
+  } catch (e) {
+    warn(`not JSON (${e.message}); stored unchanged`);
+    return text;
+  }
+  if (nb === null || typeof nb !== 'object' || !Array.isArray(nb.cells)) {
+    warn('not a notebook (no "cells" array); stored unchanged');
+    return text;
+  }
+  if (!stripNotebook(nb)) return text;
+  const eol = text.includes('\r\n') ? '\r\n' : '\n';
+  const out = JSON.stringify(nb, null, indentOf(text)) + '\n';
+  return eol === '\n' ? out : out.replace(/\n/g, '\r\n');
+}
+
+function main(argv) {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(
+      'usage: node scripts/strip-notebook-outputs.mjs < notebook.ipynb > stripped.ipynb\n' +
+        'A git clean filter: writes the notebook without outputs, execution counts and run-time metadata.\n' +
+        'Setup: git config filter.strip-notebook-outputs.clean "node scripts/strip-notebook-outputs.mjs"\n',
+    );
+    return 0;
+  }
+  if (argv.length > 0) {
+    process.stderr.write(`strip-notebook-outputs: unexpected argument '${argv[0]}': the notebook comes on stdin (see --help)\n`);
+    return 2;
+  }
+  const text = readFileSync(0, 'utf8');
+  process.stdout.write(stripNotebookText(text, (m) => process.stderr.write(`strip-notebook-outputs: ${m}\n`)));
+  return 0;
+}
+
+process.exitCode = main(process.argv.slice(2));

@@ -1,0 +1,126 @@
+/**
+ * `npm run jupyter` (scripts/jupyter.ts) against the Jupyter installed here: it registers the tslab
+ * kernel, starts the server with the preset applied, and prints the URL; a client then opens a
+ * notebook through the REST API (a session, which starts its tslab kernel), runs a cell over the
+ * kernel's websocket that prints the preset's variables and the kernel's working directory, and the
+ * command stops the server on SIGTERM. Jupyter's own state (kernelspecs, runtime files) goes to a
+ * temporary JUPYTER_DATA_DIR / JUPYTER_CONFIG_DIR / JUPYTER_RUNTIME_DIR, so the machine's Jupyter
+ * is untouched, and the clone's git config too (--no-git-filter; the filter has its own test).
+ *
+ * Skipped, with the reason printed, where Jupyter (or IPython, which tslab install needs) is missing.
+ */
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { presetVariables } from '../lib/experiments/presets.js';
+import { packageRoot } from '../lib/util/package-root.js';
+import { findJupyter, frontendVersion, type JupyterInstall } from '../scripts/notebooks/jupyter-install.js';
+import { SHARED_DIR } from './helpers/env.js';
+import { closeSession, executeCell, getNotebook, openSession, type JupyterServer } from './helpers/jupyter-kernel-client.js';
+
+const ROOT = packageRoot();
+const NOTEBOOK = 'notebooks/00-encode-and-compare.ipynb';
+
+/** Why this machine cannot run the test, or undefined. */
+function unavailable(env: NodeJS.ProcessEnv): string | undefined {
+  let install: JupyterInstall;
+  try {
+    install = findJupyter({}, env);
+  } catch (e) {
+    return (e as Error).message;
+  }
+  const v = frontendVersion(install, 'notebook', env);
+  if ('error' in v) return v.error;
+  const ipython = spawnSync(install.python, ['-c', 'import jupyter_client, IPython'], { encoding: 'utf8', env });
+  if (ipython.status !== 0) return `tslab install needs jupyter_client and IPython in ${install.python}`;
+  return undefined;
+}
+
+/** This process's environment without ANGLE_* (the command's preset decides them), Jupyter's state in `dir`. */
+function isolatedEnv(dir: string): NodeJS.ProcessEnv {
+  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ANGLE_') && !k.startsWith('JUPYTER')));
+  return { ...clean, JUPYTER_DATA_DIR: join(dir, 'data'), JUPYTER_CONFIG_DIR: join(dir, 'config'), JUPYTER_RUNTIME_DIR: join(dir, 'runtime'), IPYTHONDIR: join(dir, 'ipython') };
+}
+
+describe('npm run jupyter', () => {
+  let dir: string;
+  let env: NodeJS.ProcessEnv;
+  let skip: string | undefined;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'angle-jupyter-'));
+    env = isolatedEnv(dir);
+    skip = unavailable(env);
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test('registers the kernel, applies the preset, serves a notebook whose kernel sees it, and stops on SIGTERM', { timeout: 300_000 }, async (t) => {
+    if (skip) return t.skip(skip);
+    const preset = SHARED_DIR ? ['--preset', 'smoke', '--shared', SHARED_DIR] : ['--preset', 'paper'];
+    const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ['--import', 'tsx', 'scripts/jupyter.ts', ...preset, '--no-git-filter'], { cwd: ROOT, env, stdio: 'pipe' });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (b) => (stdout += b));
+    child.stderr.on('data', (b) => (stderr += b));
+    const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+    try {
+      const url = await new Promise<URL>((resolveUrl, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no "ready at" line within 120 s:\n${stdout}\n${stderr}`)), 120_000);
+        const look = () => {
+          const m = /jupyter: ready at (\S+)/.exec(stdout);
+          if (m) {
+            clearTimeout(timer);
+            resolveUrl(new URL(m[1]));
+          }
+        };
+        child.stdout.on('data', look);
+        void exited.then((code) => reject(new Error(`the command exited (${code}) before it was ready:\n${stdout}\n${stderr}`)));
+      });
+      assert.equal(url.hostname, '127.0.0.1');
+      assert.equal(url.pathname, '/tree/notebooks');
+      assert.match(stdout, /jupyter: registered the tslab kernel \(none was registered\)/);
+      const spec = JSON.parse(readFileSync(join(dir, 'data', 'kernels', 'tslab', 'kernel.json'), 'utf8')) as { argv: string[] };
+      assert.equal(spec.argv[0], join(ROOT, 'node_modules', '.bin', 'tslab'));
+
+      const server: JupyterServer = { base: url.origin, token: url.searchParams.get('token')! };
+      const nb = await getNotebook(server, NOTEBOOK);
+      assert.equal(nb.type, 'notebook');
+      assert.equal(nb.content.metadata.kernelspec?.name, 'tslab');
+      const session = await openSession(server, NOTEBOOK, 'tslab');
+      assert.equal(session.kernel.name, 'tslab');
+      const cell = await executeCell(
+        server,
+        session.kernel.id,
+        session.id,
+        "for (const k of ['ANGLE_PRESET', 'ANGLE_MODEL', 'ANGLE_DATA_DIR', 'ANGLE_BACKEND']) console.log(`${k}=${process.env[k] ?? ''}`);\nconsole.log(`cwd=${process.cwd()}`);",
+      );
+      await closeSession(server, session.id);
+      assert.equal(cell.error, undefined, cell.stderr);
+      const printed = Object.fromEntries(cell.stdout.trimEnd().split('\n').map((l) => l.split(/=(.*)/s).slice(0, 2) as [string, string]));
+      if (SHARED_DIR) {
+        const smoke = presetVariables('smoke', SHARED_DIR);
+        assert.deepEqual(printed, { ANGLE_PRESET: 'smoke', ANGLE_MODEL: smoke.ANGLE_MODEL, ANGLE_DATA_DIR: smoke.ANGLE_DATA_DIR, ANGLE_BACKEND: smoke.ANGLE_BACKEND, cwd: join(ROOT, 'notebooks') });
+      } else {
+        assert.deepEqual(printed, { ANGLE_PRESET: 'paper', ANGLE_MODEL: presetVariables('paper').ANGLE_MODEL, ANGLE_DATA_DIR: '', ANGLE_BACKEND: presetVariables('paper').ANGLE_BACKEND, cwd: join(ROOT, 'notebooks') });
+      }
+    } finally {
+      child.kill('SIGTERM');
+    }
+    assert.equal(await exited, 0, stderr);
+    assert.match(stderr, /jupyter: SIGTERM: stopping the server and its kernels/);
+  });
+
+  test('--lab without JupyterLab exits 3 saying what to install', { timeout: 120_000 }, async (t) => {
+    if (skip) return t.skip(skip);
+    const install = findJupyter({}, env);
+    if (!('error' in frontendVersion(install, 'lab', env))) return t.skip('JupyterLab is installed here');
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/jupyter.ts', '--lab', '--preset', 'paper', '--no-git-filter'], { cwd: ROOT, env, encoding: 'utf8' });
+    assert.equal(r.status, 3, r.stderr);
+    assert.match(r.stderr, /^jupyter: .*JupyterLab is not installed for it: `pip install jupyterlab`/m);
+  });
+});
