@@ -1,5 +1,5 @@
 /**
- * npm run train -- --task <task> [--preset smoke|paper] [--model <dir|hub id>] [recipe overrides...]
+ * npm run train -- --task <task> [--preset smoke|paper|rehearsal] [--model <dir|hub id>] [recipe overrides...]
  *
  * Trains one model on one task with the task's recipe (lib/experiments/recipes.ts: every value
  * from the paper, the authors' code, or a documented choice of ours), evaluates dev as the recipe
@@ -20,20 +20,20 @@ import { join, resolve } from 'node:path';
 import { initBackend } from '../lib/backend/index.js';
 import { envConfig, locateDataDir, locateSharedDir, type Located } from '../lib/config.js';
 import { isPresetName, presetByName, presetVariables, PRESET_NAMES, type Preset } from '../lib/experiments/presets.js';
-import { defaultRecipe, recipe as recipeByName, RECIPE_NAMES, scaleRecipe, type Recipe } from '../lib/experiments/recipes.js';
-import { task, TASK_NAMES, type TaskData, type TaskName } from '../lib/experiments/tasks.js';
+import { applyOverrides, COMMAND_LINE, type RecipeOverrides } from '../lib/experiments/overrides.js';
+import { defaultRecipe, recipe as recipeByName, RECIPE_NAMES } from '../lib/experiments/recipes/index.js';
+import { scaleRecipe, type Recipe } from '../lib/experiments/recipes/recipe.js';
+import { RunInterrupted, runRecipe } from '../lib/experiments/run-recipe.js';
+import { loadTaskData, task, TASK_NAMES, type TaskData, type TaskName } from '../lib/experiments/tasks.js';
 import { DUPLICATE_HANDLINGS, type DuplicateHandling, type IbnPositives } from '../lib/losses/in-batch-negatives.js';
 import { POOLING_STRATEGIES } from '../lib/embed/pooling.js';
-import { loadModel } from '../lib/models/auto.js';
-import { collectProvenance } from '../lib/report/provenance.js';
+import { paperBackendWarning } from '../lib/notebook/paper-backend-warning.js';
 import { newRunId, runRecordPath } from '../lib/report/run-record.js';
-import { portableModelIdentity, portablePath, writeTrainingRecord } from '../lib/report/training-record.js';
-import type { TrainingExamples } from '../lib/train/examples.js';
-import { OBJECTIVE_NAMES, type ObjectiveConfig } from '../lib/train/objective.js';
+import { portablePath } from '../lib/report/training-record.js';
+import { OBJECTIVE_NAMES } from '../lib/train/objective.js';
 import { SCHEDULE_NAMES } from '../lib/train/schedule.js';
-import { Trainer, type TrainerConfig } from '../lib/train/trainer.js';
 import { InputError, UnknownNameError } from '../lib/util/errors.js';
-import { checkWritableDir, EXIT, helpText, parseOptions, reportError, runCommand, UsageError, type OptionSpecs } from './cli/command.js';
+import { checkWritableDir, EXIT, helpText, parseOptions, reportError, runCommand, UsageError, validateArguments, type OptionSpecs } from './cli/command.js';
 
 /** The recipe --help describes: the --task given, else STS-B's. */
 function helpRecipe(argv: string[]): Recipe {
@@ -54,7 +54,7 @@ function options(r: Recipe) {
     shared: { type: 'string', value: '<dir>', help: 'the shared folder the smoke preset reads', default: 'ANGLE_SHARED_DIR, else ../shared beside the repository' },
     model: { type: 'string', value: '<dir|id>', help: 'a local model directory or a Hugging Face Hub id', default: "ANGLE_MODEL, else the preset's" },
     data: { type: 'string', value: '<dir>', help: 'the local data root', default: 'ANGLE_DATA_DIR, else <shared>/data, else the Hub cache' },
-    backend: { type: 'string', value: '<name>', help: 'cpu, wasm, cuda, tensorflow', default: "ANGLE_BACKEND, else the preset's (smoke: wasm), else cpu" },
+    backend: { type: 'string', value: '<name>', help: 'cpu, wasm, cuda, tensorflow, or auto (cuda when its addon loads, else wasm, else cpu)', default: "ANGLE_BACKEND, else the preset's (smoke: wasm, paper: auto), else cpu" },
     objective: { type: 'string', value: '<name>', help: OBJECTIVE_NAMES.join(', '), default: from(c.objective.name, 'objective') },
     weights: { type: 'string', value: 'cosine=1,ibn=1,angle=1', help: 'AnglE objective weights', default: from(loss.weights ?? 'the paper preset', 'objective.loss.weights') },
     taus: { type: 'string', value: 'cosine=20,ibn=20,angle=1', help: 'AnglE objective scales (20 = temperature 0.05)', default: from(loss.taus ?? 'the paper preset', 'objective.loss.taus') },
@@ -75,7 +75,7 @@ function options(r: Recipe) {
     dropout: { type: 'string', value: '<p>', help: "hidden and attention dropout", default: "the model config's" },
     seed: { type: 'string', value: '<n>', help: 'data order and dropout masks', default: from(c.seed ?? 42, 'seed') },
     'eval-every': { type: 'string', value: '<n|epoch>', help: 'dev evaluation every n steps or every epoch', default: from(c.evalEvery ?? 'end of the run', 'evalEvery') },
-    'checkpoint-every': { type: 'string', value: '<n>', help: 'write a resumable checkpoint every n steps', default: '50' },
+    'checkpoint-every': { type: 'string', value: '<n>', help: 'write a resumable checkpoint every n steps', default: from(c.checkpointEvery ?? 50, 'checkpointEvery') },
     limit: { type: 'string', value: '<n>', help: 'use only the first n training examples', default: "all (the smoke preset's is 256)" },
     'run-dir': { type: 'string', value: '<dir>', help: 'checkpoints and the best model', default: '<results>/<experiment>/runs/<run id>' },
     resume: { type: 'boolean', help: 'continue the run in --run-dir from its newest checkpoint (an error when there is none)' },
@@ -86,8 +86,9 @@ function options(r: Recipe) {
   } satisfies OptionSpecs;
 }
 
-const USAGE = 'usage: npm run train -- --task <task> [--preset smoke|paper] [--model <dir|id>] [options]';
-const FOOTER = `Defaults in brackets come from the task's recipe (shown for --task given, else stsb); flags override them.
+const USAGE = 'usage: npm run train -- --task <task> [--preset smoke|paper|rehearsal] [--model <dir|id>] [options]';
+const FOOTER = `Defaults in brackets come from the task's recipe (shown for --task given, else stsb); flags override them
+one value each (a nested one, e.g. --weights angle=2, keeps the recipe's other weights).
 Exit codes: 0 done, 2 usage or input error, 3 backend or resource unavailable, 130 interrupted (a checkpoint was written).`;
 
 type Values = ReturnType<typeof parseOptions<ReturnType<typeof options>>>['values'];
@@ -126,7 +127,10 @@ function choosePreset(v: Values): { preset?: Preset; model?: string; data?: Loca
   if (name === undefined) return {};
   if (!isPresetName(name)) throw new UnknownNameError('preset', name, PRESET_NAMES);
   const preset = presetByName(name);
-  if (!preset.needsShared) return { preset, model: presetVariables(preset.name).ANGLE_MODEL };
+  if (!preset.needsShared) {
+    const vars = presetVariables(preset.name);
+    return { preset, model: vars.ANGLE_MODEL, backend: vars.ANGLE_BACKEND };
+  }
   const shared = locateSharedDir(v.shared);
   if (!shared) {
     throw new UsageError(
@@ -138,61 +142,57 @@ function choosePreset(v: Values): { preset?: Preset; model?: string; data?: Loca
   return { preset, model: vars.ANGLE_MODEL, data: { path: vars.ANGLE_DATA_DIR, from: `the ${name} preset` }, backend: vars.ANGLE_BACKEND, resultsDir: vars.ANGLE_RESULTS_DIR };
 }
 
-/** The recipe with the run's flags applied. */
-function applyFlags(r: Recipe, v: Values): TrainerConfig {
-  const c: TrainerConfig = { ...r.config };
-  const objectiveName = v.objective ?? c.objective.name;
+/**
+ * The run's flags as deep overrides of the recipe (lib/experiments/overrides.ts, as a notebook's
+ * parameter cell): each flag changes the value it names and nothing else, and the recipe table of
+ * the record's run card says "override (command line)" for it.
+ */
+function flagOverrides(r: Recipe, v: Values): RecipeOverrides {
+  const o: RecipeOverrides = {};
+  const objectiveName = v.objective ?? r.config.objective.name;
   if (!(OBJECTIVE_NAMES as readonly string[]).includes(objectiveName)) throw new UnknownNameError('objective', objectiveName, OBJECTIVE_NAMES);
   const angleFlags = (['weights', 'taus', 'ibn-positives', 'duplicates'] as const).filter((k) => v[k] !== undefined);
   if (objectiveName !== 'angle' && angleFlags.length > 0) throw new UsageError(`--${angleFlags[0]} applies to the angle objective only, not '${objectiveName}'`);
-  if (objectiveName === 'angle') {
-    const base = c.objective.name === 'angle' ? (c.objective.loss ?? {}) : {};
-    const duplicates = v.duplicates as DuplicateHandling | undefined;
-    if (duplicates !== undefined && !DUPLICATE_HANDLINGS.includes(duplicates)) throw new UnknownNameError('--duplicates mode', duplicates, DUPLICATE_HANDLINGS);
-    c.objective = {
-      name: 'angle',
-      loss: {
-        ...base,
-        ...(v.weights ? { weights: { ...base.weights, ...keyValues('weights', v.weights, ['cosine', 'ibn', 'angle']) } } : {}),
-        ...(v.taus ? { taus: { ...base.taus, ...keyValues('taus', v.taus, ['cosine', 'ibn', 'angle']) } } : {}),
-        ...(v['ibn-positives'] ? { ibnPositives: ibnPositives(v['ibn-positives']) } : {}),
-        ...(duplicates ? { duplicates } : {}),
-      },
-    };
-  } else {
-    c.objective = { name: objectiveName } as ObjectiveConfig;
-  }
-  const set = <K extends keyof TrainerConfig>(k: K, x: TrainerConfig[K] | undefined) => {
-    if (x !== undefined) c[k] = x;
+  const duplicates = v.duplicates as DuplicateHandling | undefined;
+  if (duplicates !== undefined && !DUPLICATE_HANDLINGS.includes(duplicates)) throw new UnknownNameError('--duplicates mode', duplicates, DUPLICATE_HANDLINGS);
+  const loss = {
+    ...(v.weights ? { weights: keyValues('weights', v.weights, ['cosine', 'ibn', 'angle']) } : {}),
+    ...(v.taus ? { taus: keyValues('taus', v.taus, ['cosine', 'ibn', 'angle']) } : {}),
+    ...(v['ibn-positives'] ? { ibnPositives: ibnPositives(v['ibn-positives']) } : {}),
+    ...(duplicates ? { duplicates } : {}),
+  };
+  if (objectiveName !== r.config.objective.name) o.objective = { name: objectiveName } as RecipeOverrides['objective'];
+  else if (Object.keys(loss).length > 0) o.objective = { loss } as RecipeOverrides['objective'];
+  const set = <K extends keyof RecipeOverrides>(k: K, x: RecipeOverrides[K] | undefined) => {
+    if (x !== undefined) o[k] = x;
   };
   set('pooling', v.pooling);
   set('maxLength', number('max-length', v['max-length'], true));
   set('batchSize', number('batch-size', v['batch-size'], true));
   set('gradAccumulation', number('grad-accumulation', v['grad-accumulation'], true));
-  if (v.epochs !== undefined) {
-    c.epochs = number('epochs', v.epochs, true);
-    delete c.maxSteps;
-  }
+  set('epochs', number('epochs', v.epochs, true));
   set('maxSteps', number('max-steps', v['max-steps'], true));
   set('lr', number('lr', v.lr));
-  if (v.schedule !== undefined) c.schedule = v.schedule as TrainerConfig['schedule'];
-  if (v.warmup !== undefined) {
-    c.warmupFraction = number('warmup', v.warmup);
-    delete c.warmupSteps;
-  }
+  if (v.schedule !== undefined) o.schedule = v.schedule as RecipeOverrides['schedule'];
+  set('warmupFraction', number('warmup', v.warmup));
   set('warmupSteps', number('warmup-steps', v['warmup-steps'], true));
   set('weightDecay', number('weight-decay', v['weight-decay']));
   set('maxGradNorm', number('max-grad-norm', v['max-grad-norm']));
   set('dropout', number('dropout', v.dropout));
   set('seed', number('seed', v.seed, true));
-  if (v['eval-every'] !== undefined) c.evalEvery = v['eval-every'] === 'epoch' ? 'epoch' : number('eval-every', v['eval-every'], true);
-  c.checkpointEvery = number('checkpoint-every', v['checkpoint-every'], true) ?? 50;
-  return c;
+  if (v['eval-every'] !== undefined) o.evalEvery = v['eval-every'] === 'epoch' ? 'epoch' : number('eval-every', v['eval-every'], true);
+  set('checkpointEvery', number('checkpoint-every', v['checkpoint-every'], true));
+  return o;
 }
 
-function limitExamples(t: TrainingExamples, n: number | undefined): TrainingExamples {
-  if (n === undefined || n >= t.items.length) return t;
-  return { ...t, name: `${t.name} (first ${n})`, items: t.items.slice(0, n) } as TrainingExamples;
+/** The recipe with the run's flags applied (see flagOverrides). */
+function applyFlags(r: Recipe, v: Values): Recipe {
+  const out = applyOverrides(r, flagOverrides(r, v), COMMAND_LINE);
+  const config = { ...out.config };
+  // --epochs replaces a step cap (the smoke preset's), --warmup a warmup given in steps.
+  if (v.epochs !== undefined && v['max-steps'] === undefined) delete config.maxSteps;
+  if (v.warmup !== undefined && v['warmup-steps'] === undefined) delete config.warmupSteps;
+  return { ...out, config };
 }
 
 /** Everything a run needs, resolved and checked before any expensive work. */
@@ -200,8 +200,10 @@ interface Plan {
   v: Values;
   taskName: TaskName;
   preset?: Preset;
+  /** The recipe as it runs: scaled to the preset, the flags applied. */
   recipe: Recipe;
-  config: TrainerConfig;
+  /** The first N training examples only (--limit, else the preset's). */
+  limit?: number;
   modelId: string;
   data?: Located;
   resultsDir: string;
@@ -227,7 +229,8 @@ function plan(v: Values): Plan {
   runRecordPath(experiment, 'preflight', resultsDir); // the experiment name must be a file name
   const runDir = resolve(v['run-dir'] ?? join(resultsDir, experiment, 'runs', newRunId()));
   const backend = v.backend ?? envConfig().backend ?? p.backend;
-  return { v, taskName: t.name, preset: p.preset, recipe, config: applyFlags(recipe, v), modelId, data, resultsDir, experiment, runDir, backend };
+  const limit = number('limit', v.limit, true) ?? p.preset?.scale.trainExamples;
+  return { v, taskName: t.name, preset: p.preset, recipe: applyFlags(recipe, v), limit, modelId, data, resultsDir, experiment, runDir, backend };
 }
 
 async function main(): Promise<number> {
@@ -238,7 +241,8 @@ async function main(): Promise<number> {
     console.log(helpText(USAGE, spec, FOOTER));
     return EXIT.ok;
   }
-  const pl = plan(values);
+  // Every argument is checked before the backend starts or the model loads (a typo costs a second).
+  const pl = validateArguments(() => plan(values));
   console.log(
     `train: task ${pl.taskName}, recipe ${pl.recipe.name}${pl.preset ? `, preset ${pl.preset.name}` : ''}; model ${pl.modelId}; ` +
       `data ${pl.data ? `${pl.data.path} (from ${pl.data.from})` : 'the Hugging Face Hub cache'}`,
@@ -262,25 +266,18 @@ async function trainAndReport(pl: Plan): Promise<number> {
     throw new InputError('nothing to resume: this run folder has no checkpoints/ (start without --resume, or use --resume-if-possible)', { file: runDir });
   }
   const backend = await initBackend(pl.backend);
+  const warning = paperBackendWarning(pl.preset?.name, backend);
+  if (warning) console.warn(`train: ${warning}`);
   let taskData: TaskData;
   try {
-    taskData = task(pl.taskName).load({ dataDir: pl.data?.path });
+    taskData = loadTaskData(pl.taskName, { dataDir: pl.data?.path });
   } catch (e) {
     if (e instanceof InputError && !pl.data) throw new InputError(`${e.message} (no local data root: pass --data or set ANGLE_DATA_DIR, or run \`npm run data -- download <id>\`)`);
     throw e;
   }
-  const train = limitExamples(taskData.train, number('limit', v.limit, true) ?? pl.preset?.scale.trainExamples);
-  const m = await loadModel(pl.modelId);
-  console.log(`train: ${train.name}, ${train.items.length} examples; dev ${taskData.dev.name}; test ${taskData.test.name}; run dir ${portablePath(runDir)}`);
-  const trainer = new Trainer({
-    model: m,
-    train,
-    dev: taskData.dev,
-    test: taskData.test,
-    runDir,
-    config: pl.config,
-    onEval: (e) => console.log(`eval at step ${e.step}: ${Object.entries(e.metrics).map(([k, x]) => `${k} ${(x * 100).toFixed(2)}`).join(', ')} (${e.seconds.toFixed(1)} s)`),
-  });
+  const limit = pl.limit;
+  const n = Math.min(limit ?? Infinity, taskData.train.items.length);
+  console.log(`train: ${taskData.train.name}${n < taskData.train.items.length ? ` (first ${n})` : ''}, ${n} examples; dev ${taskData.dev.name}; test ${taskData.test.name}; run dir ${portablePath(runDir)}`);
   // Ctrl-C / SIGTERM: finish the step, write a checkpoint, exit 130. A second signal exits at once.
   const stop = new AbortController();
   const onSignal = (sig: NodeJS.Signals) => {
@@ -290,28 +287,40 @@ async function trainAndReport(pl: Plan): Promise<number> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  const provenance = collectProvenance();
-  const result = await trainer.run({ resume: v.resume ? true : v['resume-if-possible'] ? 'if-possible' : false, signal: stop.signal });
-  if (result.interrupted) {
-    console.error(`train: stopped at step ${result.steps} of ${trainer.resolved.totalSteps}; continue with: npm run train -- --task ${pl.taskName} --run-dir ${runDir} --resume (and the same options)`);
+  let run;
+  try {
+    // The notebooks' recipe runner, with the command's own run folder and --resume, and no reuse:
+    // a command that was asked to train, trains.
+    run = await runRecipe({
+      recipe: pl.recipe,
+      seed: pl.recipe.config.seed ?? 42,
+      model: pl.modelId,
+      data: taskData,
+      trainExamples: limit,
+      experiment: pl.experiment,
+      resultsDir: pl.resultsDir,
+      runDir,
+      resume: v.resume ? true : v['resume-if-possible'] ? 'if-possible' : false,
+      reuse: false,
+      progress: true,
+      signal: stop.signal,
+      onEval: (e) => console.log(`eval at step ${e.step}: ${Object.entries(e.metrics).map(([k, x]) => `${k} ${(x * 100).toFixed(2)}`).join(', ')} (${e.seconds.toFixed(1)} s)`),
+      paperNote:
+        'the papers report these tasks for pretrained checkpoints (AnglE Table 3: bert-base-uncased and LLaMA); ' +
+        'the notebooks compare with their numbers, and a randomly initialised model has no paper cell',
+      details: { preset: pl.preset?.name ?? null },
+    });
+  } catch (e) {
+    if (!(e instanceof RunInterrupted)) throw e;
+    console.error(`train: stopped at step ${e.steps} of ${e.totalSteps}; continue with: npm run train -- --task ${pl.taskName} --run-dir ${runDir} --resume (and the same options)`);
     return EXIT.interrupted;
   }
+  const result = run.result!;
   const pct = (x: number | undefined) => (x === undefined ? 'n/a' : (x * 100).toFixed(2));
   console.log(`train: ${result.steps} steps in ${result.wallSeconds.toFixed(1)} s on ${backend.name}${result.resumedFrom ? ` (resumed from ${portablePath(result.resumedFrom)})` : ''}`);
   console.log(`  dev (${taskData.dev.name}) Spearman x100: final ${pct(result.final?.spearman)}, best ${pct(result.best?.value)} at step ${result.best?.step ?? 'n/a'}`);
   console.log(`  test (${taskData.test.name}) Spearman x100: ${pct(result.test?.metrics.spearman)} with ${result.test?.weights ?? 'n/a'}`);
-  const resultsFile = writeTrainingRecord(result, {
-    experiment: pl.experiment,
-    resultsDir: pl.resultsDir,
-    provenance,
-    model: portableModelIdentity(m),
-    paperNote:
-      'the papers report these tasks for pretrained checkpoints (AnglE Table 3: bert-base-uncased and LLaMA); ' +
-      'the notebooks compare with their numbers, and a randomly initialised model has no paper cell',
-    details: { recipe: pl.recipe.name, preset: pl.preset?.name ?? null },
-  });
-  console.log(`  results: ${resultsFile}`);
-  m.model.dispose();
+  console.log(`  results: ${run.run.file}`);
   return EXIT.ok;
 }
 

@@ -3,7 +3,7 @@
  * nonsense, the code path is the real one): LoRA on every linear layer of the decoder, the training
  * texts in AnglE's prompt `Summarize sentence "{text}" in one word:"` cut so the template survives
  * (AnglE's AngleDataTokenizer), last-token pooling with left padding, AnglE's objective with
- * in-batch weight 35 (lib/experiments/nli-recipes.ts `angle-llama-nli`):
+ * in-batch weight 35 (lib/experiments/recipes/angle.ts `angle-llama-nli`):
  *
  * - a text too long for max length 45 is cut, never the template: every prompt ends in the
  *   template's last tokens and fits in 45;
@@ -11,7 +11,7 @@
  *   is bit for bit what was loaded;
  * - embeddings of prompted texts through the trainer's encoder (`last` pooling over prompts) equal
  *   PromptSentenceEncoder's (an independent implementation) within 1e-6;
- * - the tested weights exported in PEFT's layout (lib/experiments/table2-plan.ts
+ * - the tested weights exported in PEFT's layout (lib/experiments/trained-evaluation.ts
  *   exportTrainedAdapter: config keys, tensor names) and loaded onto a fresh base embed as the
  *   trained model does (1e-6).
  */
@@ -24,9 +24,9 @@ import { initBackend } from '../lib/backend/index.js';
 import { PooledSentenceEncoder } from '../lib/embed/encoder.js';
 import { ANGLE_LLAMA_TEMPLATE, PromptSentenceEncoder } from '../lib/embed/prompt-encoder.js';
 import { stsEvaluator } from '../lib/eval/pair-evaluators.js';
-import { transferRecipe } from '../lib/experiments/nli-recipes.js';
+import { recipe as namedRecipe } from '../lib/experiments/recipes/index.js';
 import { promptedEncoder, promptedTaskData } from '../lib/experiments/prompted-task.js';
-import { exportTrainedAdapter } from '../lib/experiments/table2-plan.js';
+import { exportTrainedAdapter } from '../lib/experiments/trained-evaluation.js';
 import { addLora, isLoraParameter } from '../lib/models/adapters/lora.js';
 import { loadLoraAdapter } from '../lib/models/adapters/peft.js';
 import type { AdaptableModel } from '../lib/models/adapters/types.js';
@@ -61,7 +61,7 @@ test('LoRA on the toy decoder with AnglE\'s prompt: loss falls, base weights unt
   await initBackend('wasm', { quiet: true });
   const work = mkdtempSync(join(tmpdir(), 'angle-llama-lora-'));
   t.after(() => rmSync(work, { recursive: true, force: true }));
-  const recipe = transferRecipe('angle-llama-nli');
+  const recipe = namedRecipe('angle-llama-nli');
   const maxLength = recipe.config.maxLength;
   const m = await loadModel(LLAMA);
   try {
@@ -74,7 +74,7 @@ test('LoRA on the toy decoder with AnglE\'s prompt: loss falls, base weights unt
     const dev = stsEvaluator({ name: 'toy dev', pairs: scored });
     const data = promptedTaskData(
       { train: pairExamples('toy pairs', scored), dev, test: dev },
-      { train: { template: ANGLE_LLAMA_TEMPLATE }, evaluate: recipe.evaluation.prompt!, sentenceMaxTokens: maxLength - templateTokens, tokenizer: m.tokenizer },
+      { train: { template: ANGLE_LLAMA_TEMPLATE }, evaluate: recipe.evaluation!.prompt!, sentenceMaxTokens: maxLength - templateTokens, tokenizer: m.tokenizer },
     );
     const tail = m.tokenizer.encode('in one word:"').ids.slice(2);
     assert.ok(tail.length >= 2);
@@ -117,7 +117,7 @@ test('LoRA on the toy decoder with AnglE\'s prompt: loss falls, base weights unt
 
     // The trainer's evaluation encoder over prompts = PromptSentenceEncoder.
     const texts = ['Lily played with the ball.', 'The sun was warm.', LONG];
-    const prompt = recipe.evaluation.prompt!;
+    const prompt = recipe.evaluation!.prompt!;
     const viaPool = await promptedEncoder(new PooledSentenceEncoder(m, { pooling: 'last', batchSize: 3 }), prompt).encode(texts);
     const direct = await new PromptSentenceEncoder(m, { template: prompt.template, prepareText: prompt.prepareText, batchSize: 3 }).encode(texts);
     assert.ok(maxAbs(viaPool.data, direct.data) < 1e-6, `last-token pooling vs PromptSentenceEncoder: ${maxAbs(viaPool.data, direct.data)}`);

@@ -16,7 +16,7 @@ import { alignUniformEvaluator } from '../lib/eval/align-uniform-evaluator.js';
 import { cosineSpreadByGold, quantileType7 } from '../lib/eval/cosine-spread.js';
 import { alignUniformOnSet } from '../lib/eval/geometry.js';
 import { stsEvaluator } from '../lib/eval/pair-evaluators.js';
-import { angleStsbWithWeights, scaleRecipe } from '../lib/experiments/recipes.js';
+import { angleStsbWithWeights, scaleRecipe } from '../lib/experiments/recipes/index.js';
 import { runRecipe } from '../lib/experiments/run-recipe.js';
 import type { TaskData } from '../lib/experiments/tasks.js';
 import { loadModel } from '../lib/models/auto.js';

@@ -147,7 +147,9 @@ test('the local generator: greedy answers equal generate(), queued greedy reques
     answers.map((a) => a.usage.completionTokens),
     direct.map((d) => d.ids.length),
   );
-  assert.deepEqual(gen.stats, { batches: 2, requests: 4, largestBatch: 3 }, 'the first request alone, then the three queued behind it together');
+  // Requests that arrive together are prefilled together and decoded together (continuous batching).
+  assert.deepEqual({ ...gen.stats, decodeSteps: undefined }, { requests: 4, prefills: 1, largestBatch: 4, decodeSteps: undefined }, 'the four requests in one batch');
+  assert.ok(gen.stats.decodeSteps >= 1 && gen.stats.decodeSteps <= 9, `10 tokens: the first from the prefill, at most 9 decode steps (got ${gen.stats.decodeSteps})`);
 
   const sampled = await gen.complete({ messages: [{ role: 'user', content: prompts[0] }], temperature: 1.1, top_p: 0.95, seed: 99, max_tokens: 10 });
   const [s] = await generate(m, [prompts[0]], { maxNewTokens: 10, temperature: 1.1, topP: 0.95, seed: 99 });
@@ -158,11 +160,12 @@ test('the local generator: greedy answers equal generate(), queued greedy reques
   const running = gen.complete({ messages: [{ role: 'user', content: 'x' }], temperature: 0, max_tokens: 4 });
   const queued = gen.complete({ id: 'q-aborted', messages: [{ role: 'user', content: 'y' }], temperature: 0.5, max_tokens: 4 }, { signal: stop.signal });
   stop.abort();
-  await running;
-  const aborted = await queued.then(
+  const outcome = queued.then(
     () => assert.fail('expected abort'),
     (e: unknown) => e as GenerationError,
   );
+  await running;
+  const aborted = await outcome;
   assert.equal(aborted.kind, 'aborted');
   assert.equal(aborted.id, 'q-aborted');
   const long = await gen.complete({ id: 'q-long', messages: [{ role: 'user', content: 'x' }], max_tokens: 600 }).catch((e: GenerationError) => e);

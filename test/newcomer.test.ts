@@ -121,7 +121,21 @@ describe('bad input: one line, the right exit code', { skip, concurrency: false 
     oneLine(flag, /^train: Unknown option '--steps' \(see --help\)$/);
     const t = npm(['train', '--', '--task', 'sts-b']);
     assert.equal(t.code, 2);
-    oneLine(t, /^train: unknown task 'sts-b': expected one of stsb, sick, mrpc, qnli, qqp, gis, nli$/);
+    oneLine(t, /^train: unknown task 'sts-b': expected one of stsb, sick, mrpc, qnli, qqp, gis, nli, nli-pairs, wiki1m \(see --help\)$/);
+  });
+
+  test('a flag changes the value it names and nothing else; a warmup longer than a short run is accepted (as HF does)', () => {
+    const r = npm(['train', '--', '--task', 'stsb', '--max-steps', '3', '--weights', 'angle=2', '--experiment', 'train-flags']);
+    assert.equal(r.code, 0, r.err + r.out);
+    const dir = join(repo, 'results', 'smoke', 'train-flags');
+    const record = readdirSync(dir).find((f) => /^\d{4}-.*\.json$/.test(f) && !f.endsWith('.predictions.json'))!;
+    const config = JSON.parse(execFileSync('cat', [join(dir, record)], { encoding: 'utf8' })).config;
+    // The recipe's other weights, taus, graded labels' int cast and ISP detection are untouched.
+    assert.deepEqual(config.objective, { name: 'angle', loss: { preset: 'paper', weights: { cosine: 1, ibn: 1, angle: 2 }, taus: { cosine: 20, ibn: 20, angle: 1 }, ibnPositives: 'angle-int', duplicates: 'positive' } });
+    assert.equal(config.maxSteps, 3);
+    const card = execFileSync('cat', [join(dir, record.replace(/\.json$/, '.md'))], { encoding: 'utf8' });
+    // The run card lists what the flags changed against the recipe.
+    assert.match(card, /\| `objective\.loss\.weights\.angle` \| 1 \| 2 \|/);
   });
 
   test('--help lists every flag with its default and where the default comes from', () => {

@@ -18,8 +18,8 @@ import { PromptSentenceEncoder, promptFor, PROMPTEOL_TEMPLATE } from '../lib/emb
 import type { Evaluator } from '../lib/eval/evaluator.js';
 import { stsEvaluator } from '../lib/eval/pair-evaluators.js';
 import { promptedEvaluator, promptedExamples, promptedTaskData, truncateSentence } from '../lib/experiments/prompted-task.js';
-import { loraRunKey, runLoraRecipe } from '../lib/experiments/run-lora-recipe.js';
-import type { Recipe } from '../lib/experiments/recipes.js';
+import { runKey, runRecipe } from '../lib/experiments/run-recipe.js';
+import type { Recipe } from '../lib/experiments/recipes/index.js';
 import { loadLlamaModel } from '../lib/models/llama/load.js';
 import type { LlamaModel } from '../lib/models/llama/model.js';
 import type { LoadedModel } from '../lib/models/types.js';
@@ -97,12 +97,15 @@ test('sentences are cut to a token count before they fill the template (cutoff_l
   assert.throws(() => promptedExamples(ex, {}, { sentenceMaxTokens: 3 }), /needs the tokenizer/);
 });
 
-function loraRecipe(): Recipe {
+const LORA = { r: 4, alpha: 8, dropout: 0.1, targetModules: 'all-linear' as const };
+
+function loraRecipe(lora = LORA): Recipe {
   return {
     name: 'prompt-lora-test',
     title: 'test',
     task: 'stsb',
     config: { objective: { name: 'simcse', temperature: 0.05 }, pooling: 'last', maxLength: 48, batchSize: 4, maxSteps: 3, lr: 5e-3, schedule: 'linear', warmupSteps: 0, weightDecay: 0, seed: 1, evalEvery: 3, checkpointEvery: 3 },
+    lora,
     sources: {},
   };
 }
@@ -112,9 +115,8 @@ test('a LoRA run trains the adapters only, is keyed by its LoRA settings, and is
   const positives = PAIRS.map((p) => ({ ...p, score: 1 }));
   const base = { train: { kind: 'pairs' as const, name: 'toy positives', items: [...positives, ...positives].map((p) => ({ a: p.a, b: p.b, label: 1 })) }, dev: stsEvaluator({ name: 'toy dev', pairs: EVAL_PAIRS }), test: stsEvaluator({ name: 'toy test', pairs: EVAL_PAIRS }) };
   const data = promptedTaskData(base, { train: { template: PROMPTEOL_TEMPLATE }, evaluate: { template: PROMPTEOL_TEMPLATE, prepareText: 'prompteol' } });
-  const lora = { r: 4, alpha: 8, dropout: 0.1, targetModules: 'all-linear' as const };
-  const opts = { recipe: loraRecipe(), seed: 1, model: MODEL, data, experiment: 'lora-test', resultsDir: tmp, lora };
-  const first = await runLoraRecipe(opts);
+  const opts = { recipe: loraRecipe(), seed: 1, model: MODEL, data, experiment: 'lora-test', resultsDir: tmp };
+  const first = await runRecipe(opts);
   assert.equal(first.status, 'trained');
   const rec = first.run.record;
   assert.equal(rec.config.trainableParameters, 5 * 7 * 2, 'lora_A and lora_B of 7 linear modules in 5 layers');
@@ -125,11 +127,13 @@ test('a LoRA run trains the adapters only, is keyed by its LoRA settings, and is
   const names = [...best.tensors.keys()];
   assert.ok(names.length === 70 && names.every((n) => /\.lora_[AB]\.weight$/.test(n)), names.slice(0, 3).join(', '));
   // The key depends on the LoRA settings; the same call again is reused, not retrained.
-  assert.notEqual(loraRunKey('k', lora, 1), loraRunKey('k', { ...lora, r: 8 }, 1));
-  assert.notEqual(loraRunKey('k', lora, 1), loraRunKey('k', lora, 2));
-  const again = await runLoraRecipe(opts);
+  const key = (recipe: Recipe, seed: number) => runKey({ recipe, seed, train: data.train, weightsSha256: 'w', dev: 'd', test: 't' });
+  assert.notEqual(key(loraRecipe(), 1), key(loraRecipe({ ...LORA, r: 8 }), 1));
+  assert.notEqual(key(loraRecipe(), 1), key(loraRecipe(), 2));
+  assert.notEqual(key(loraRecipe(), 1), key({ ...loraRecipe(), lora: undefined }, 1));
+  const again = await runRecipe(opts);
   assert.equal(again.status, 'reused');
   assert.equal(again.run.record.runId, rec.runId);
   // A BERT model has no adaptable layers: refused by name.
-  await assert.rejects(() => runLoraRecipe({ ...opts, model: join(SHARED_DIR!, 'golden', 'bert-tiny-seed1234', 'model') }), /LoRA needs a model with adaptable linear layers.*bert/);
+  await assert.rejects(() => runRecipe({ ...opts, model: join(SHARED_DIR!, 'golden', 'bert-tiny-seed1234', 'model') }), /LoRA needs a model with adaptable linear layers.*bert/);
 });

@@ -11,11 +11,10 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { initBackend } from '../lib/backend/index.js';
 import { stsEvaluator } from '../lib/eval/pair-evaluators.js';
-import { defaultRecipe, scaleRecipe, table3Recipes } from '../lib/experiments/recipes.js';
-import { runRecipe, trainingData } from '../lib/experiments/run-recipe.js';
+import { defaultRecipe, scaleRecipe, simcseBert } from '../lib/experiments/recipes/index.js';
+import { RunInterrupted, runRecipe, trainingData } from '../lib/experiments/run-recipe.js';
 import type { TaskData } from '../lib/experiments/tasks.js';
 import { latestCheckpoint } from '../lib/train/checkpoint.js';
-import { InputError } from '../lib/util/errors.js';
 import { GOLDEN_DIR } from './helpers/env.js';
 import { smallPairs } from './helpers/train-fixtures.js';
 
@@ -73,7 +72,7 @@ describe('runRecipe', { skip }, () => {
     const o = { recipe: tinyRecipe(), seed: 5, model: MODEL, data: data(), experiment: 'stopped', resultsDir };
     await assert.rejects(
       runRecipe({ ...o, signal: stop.signal, onStep: (s) => s.step === 4 && stop.abort() }),
-      (e: Error) => e instanceof InputError && /stopped at step 5; run the cell again to resume it/.test(e.message),
+      (e: Error) => e instanceof RunInterrupted && e.steps === 5 && /stopped at step 5 of 8; run it again to resume/.test(e.message),
     );
     assert.equal(records(resultsDir, 'stopped').length, 0);
     const resumed = await runRecipe(o);
@@ -102,7 +101,7 @@ describe('runRecipe', { skip }, () => {
 
 test("SimCSE's recipe trains on the positive pairs only", () => {
   const d = data();
-  const simcse = table3Recipes('stsb').simcse;
+  const simcse = simcseBert('stsb');
   const t = trainingData(simcse, d, undefined);
   assert.ok(t.kind === 'pairs');
   const want = (d.train.items as unknown as Array<{ label: number }>).filter((p) => p.label >= 4).length;

@@ -2,12 +2,14 @@
  * What a run will cost, said before it trains: optimiser steps, tokens to process (the training
  * texts tokenised at the recipe's max length, once per epoch, padding excluded), and the time it
  * will take on this backend — from two steps measured on a throwaway copy of the model (the first
- * step warms the backend up; the second is the one timed) plus the dev and test evaluations.
+ * step warms the backend up; the second is the one timed) plus the dev and test evaluations. The
+ * copy is prepared as the run will be (the recipe's LoRA adapters, its prompt), so a LoRA run's
+ * steps train and hold optimizer state for the adapters only.
  */
 import { loadModel } from '../models/auto.js';
 import { Trainer } from '../train/trainer.js';
-import type { Recipe } from './recipes.js';
-import { trainingData, type ModelPreparation } from './run-recipe.js';
+import type { Recipe } from './recipes/recipe.js';
+import { prepareRecipeModel, recipeTaskData, trainingData } from './run-recipe.js';
 import type { TaskData } from './tasks.js';
 
 export interface CostEstimate {
@@ -24,15 +26,13 @@ export interface CostEstimate {
   seconds: number;
 }
 
-/**
- * Measures and extrapolates one recipe's cost on `model` (loaded afresh and disposed), after
- * `prepare` if the run changes its model first (LoRA adapters: only they train and hold optimizer state).
- */
-export async function estimateCost(recipe: Recipe, model: string, data: TaskData, trainExamples?: number, prepare?: ModelPreparation): Promise<CostEstimate> {
+/** Measures and extrapolates one recipe's cost on `model` (loaded afresh and disposed); see the file comment. */
+export async function estimateCost(recipe: Recipe, model: string, data: TaskData, trainExamples?: number): Promise<CostEstimate> {
   const m = await loadModel(model);
   try {
-    prepare?.apply(m);
-    const train = trainingData(recipe, data, trainExamples);
+    prepareRecipeModel(recipe, m, 0);
+    const prompted = recipeTaskData(recipe, data, m.tokenizer);
+    const train = trainingData(recipe, prompted, trainExamples);
     const probe = new Trainer({ model: m, train, config: { ...recipe.config, evalEvery: undefined, checkpointEvery: undefined }, progress: false });
     const r = probe.resolved;
     let tokensPerEpoch = 0;
@@ -45,7 +45,7 @@ export async function estimateCost(recipe: Recipe, model: string, data: TaskData
     const every = recipe.config.evalEvery === 'epoch' ? r.stepsPerEpoch : recipe.config.evalEvery;
     const evaluations = every ? Math.floor(r.totalSteps / every) + (r.totalSteps % every === 0 ? 0 : 1) : 1;
     const tokensPerExample = tokensPerEpoch / Math.max(1, train.items.length);
-    const evalTokens = (data.dev.rows * evaluations + data.test.rows) * tokensPerExample;
+    const evalTokens = (prompted.dev.rows * evaluations + prompted.test.rows) * tokensPerExample;
     return {
       recipe: recipe.name,
       examples: train.items.length,

@@ -23,6 +23,8 @@ import { RELEASED_CHECKPOINTS, type ReleasedCheckpoint } from '../models/release
 import type { LoadedModel } from '../models/types.js';
 import { InputError, UnavailableError } from '../util/errors.js';
 import type { SimpleTable } from '../util/table.js';
+import { rehearsing } from './rehearsal/encode.js';
+import { rehearsalLoadedModel } from './rehearsal/models.js';
 
 /** One model to evaluate, as a notebook's parameter cell writes it. */
 export interface ModelEntry {
@@ -89,6 +91,20 @@ export async function openModelEntry(entry: ModelEntry, opts: OpenModelOptions =
   });
   const config = { model: entry.model, pooling, maxLength: encoder.maxLength, source: loaded.source, ...(loaded.commit ? { commit: loaded.commit } : {}) };
   return { entry, loaded, encoder, config };
+}
+
+/**
+ * Loads a model, or says in one line why it cannot be loaded here (not in the Hub cache and no Hub,
+ * or not a model folder), instead of stopping the notebook: the rows that need it are marked.
+ */
+export async function loadModelOrExplain(id: string): Promise<{ loaded: LoadedModel; why?: undefined } | { loaded?: undefined; why: string }> {
+  try {
+    // The rehearsal preset: the papers' models at their real sizes with random weights where they cannot be loaded.
+    return { loaded: rehearsing() ? await rehearsalLoadedModel(id) : await loadModel(id) };
+  } catch (e) {
+    if (!(e instanceof InputError) && !(e instanceof UnavailableError)) throw e;
+    return { why: `${id} is not on this machine: ${firstLine(e as Error)}` };
+  }
 }
 
 /** Opens the entry, runs `fn` on it (also when it is unavailable) and disposes the model after. */

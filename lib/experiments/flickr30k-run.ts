@@ -4,27 +4,26 @@
  * (lib/eval/caption-queries.ts: strict top-5 accuracy with the query in the corpus, recall@k of the
  * other captions), and the result written as an evaluation record (lib/report/evaluation-record.ts)
  * in results/<experiment>/ with the per-query outcomes in its details — what a bootstrap over
- * queries and the table of example queries need — so that running the notebook again reuses it
- * (key: the model's weights, the encoder settings, the split and the k's; ./run-evaluation.ts
- * `evaluationKey`). A model that cannot be opened comes back as `unavailable` with the reason.
+ * queries and the table of example queries need — through the run store (./run-store.ts), so that
+ * running the notebook again reuses it (key: the model's weights, the encoder settings, the split
+ * and the k's; ./run-evaluation.ts `evaluationKey`). A model that cannot be opened comes back as `unavailable` with the reason.
  *
  * Record metrics (×100, as the paper prints %): test_strict_accuracy, test_recall_at_<k>.
  */
-import { resolve } from 'node:path';
 import { activeBackend } from '../backend/index.js';
-import { envConfig } from '../config.js';
 import { evaluateFlickr30kQueries } from '../eval/caption-queries.js';
 import type { ChunkedSearchOptions } from '../eval/chunked-search.js';
 import { writeEvaluationRecord } from '../report/evaluation-record.js';
 import { collectProvenance } from '../report/provenance.js';
-import { loadRun, type LoadedRun } from '../report/results-reader.js';
-import { writeRunCard } from '../report/run-card.js';
+import type { LoadedRun } from '../report/results-reader.js';
 import type { PaperCell } from '../report/run-record.js';
 import { portableModelIdentity } from '../report/training-record.js';
 import { InputError } from '../util/errors.js';
 import { withModelEntry, type ModelEntry } from './evaluation-models.js';
 import { evaluationKey } from './run-evaluation.js';
-import { finishedRun } from './run-recipe.js';
+import { storedRun } from './run-store.js';
+import { loadFlickr30kCaptions } from '../data/flickr.js';
+import { rehearseEncoding, rehearsing } from './rehearsal/encode.js';
 
 export interface Flickr30kRunOptions {
   entry: ModelEntry;
@@ -76,65 +75,70 @@ export function flickr30kQueryDetails(run: LoadedRun): Flickr30kQueryDetails {
 
 /** Evaluates (or reuses the finished evaluation of) one model entry; see the file comment. */
 export async function runFlickr30k(o: Flickr30kRunOptions): Promise<Flickr30kRun> {
-  const resultsDir = resolve(o.resultsDir ?? envConfig().resultsDir);
   const log = o.log ?? (() => {});
   const split = o.split ?? 'test';
   const ks = [...new Set(o.ks ?? [1, 5, 10])].sort((a, b) => a - b);
+  if (rehearsing()) {
+    // The rehearsal preset: the captions' encoding rehearsed at its real shapes (lib/experiments/rehearsal/encode.ts).
+    const captions = loadFlickr30kCaptions(split, { dataDir: o.dataDir }).captions;
+    const r = await rehearseEncoding({ notebook: o.experiment, run: `${o.entry.label}: Flickr30k ${split} captions`, model: o.entry.model, texts: captions, batchSize: 64, maxLength: o.entry.maxLength, resultsDir: o.resultsDir });
+    return { entry: o.entry, status: 'unavailable', reason: `rehearsed: ${r.status}${r.why ? ` (${r.why})` : ''} — see the rehearsal table` };
+  }
   return withModelEntry(o.entry, async (m) => {
     if (!m.loaded || !m.encoder) {
       log(`${o.entry.label}: ${m.unavailable}${m.detail && !m.unavailable?.includes(m.detail) ? ` (${m.detail})` : ''}`);
       return { entry: o.entry, status: 'unavailable', reason: m.unavailable };
     }
+    const loaded = m.loaded;
+    const encoder = m.encoder;
     const config = { ...m.config, task: 'flickr30k-caption-retrieval', split, ks };
     const evaluator = EVALUATOR(split);
-    const key = evaluationKey({ weightsSha256: m.loaded.weightsSha256, config, evaluator, rows: 0, seed: 0 });
-    if (!o.force) {
-      const done = finishedRun(resultsDir, o.experiment, key);
-      if (done) {
-        log(`${o.entry.label}: reused run ${done.record.runId} (key ${key}; FORCE to evaluate again)`);
-        return { entry: o.entry, status: 'reused', key, run: done, queries: flickr30kQueryDetails(done) };
-      }
-    }
-    const provenance = collectProvenance();
-    const startedAt = new Date().toISOString();
-    const t0 = performance.now();
-    const r = await evaluateFlickr30kQueries(m.encoder, { dataDir: o.dataDir, split, ks, search: o.search, encode: { progress: false } });
-    const wallSeconds = (performance.now() - t0) / 1000;
-    const metrics: Record<string, number> = { strict_accuracy: r.strictAccuracy };
-    for (const k of ks) metrics[`recall_at_${k}`] = r.recall[k]!.mean;
-    const queries: Flickr30kQueryDetails = {
-      strict: Array.from(r.strict),
-      hitsAtK: Object.fromEntries(ks.map((k) => [String(k), Array.from(r.recall[k]!.perQuery, (v) => Math.round(v * (r.perImage - 1)))])),
-      top: Array.from({ length: r.images }, (_, i) => Array.from(r.top.indices.subarray(i * r.top.k, (i + 1) * r.top.k))),
-      perImage: r.perImage,
-    };
-    const file = writeEvaluationRecord({
-      experiment: o.experiment,
-      resultsDir,
-      startedAt,
-      wallSeconds,
-      seed: 0,
-      config,
-      model: portableModelIdentity(m.loaded),
-      evaluator: { name: evaluator, rows: r.images },
-      result: { metrics },
-      provenance,
-      ...(o.paper ? { paper: { test_strict_accuracy: o.paper } } : { paperNote: 'the paper reports no Flickr30k number for this model' }),
-      details: {
-        runKey: key,
-        label: o.entry.label,
-        ...(o.entry.paperRow ? { tableRow: o.entry.paperRow } : {}),
-        images: r.images,
-        captions: r.captions,
-        backend: activeBackend()?.name ?? null,
-        seconds: { encode: r.encodeSeconds, search: r.search.seconds },
-        search: { k: r.search.k, chunkRows: r.search.chunkRows ?? null, queryRows: r.search.queryRows ?? null, memoryBoundBytes: r.search.memoryBoundBytes },
-        queries,
-      },
+    const key = evaluationKey({ weightsSha256: loaded.weightsSha256, config, evaluator, rows: 0, seed: 0 });
+    const stored = await storedRun({ experiment: o.experiment, resultsDir: o.resultsDir, key, label: o.entry.label, force: o.force, log }, async (resultsDir) => {
+      const provenance = collectProvenance();
+      const startedAt = new Date().toISOString();
+      const t0 = performance.now();
+      const r = await evaluateFlickr30kQueries(encoder, { dataDir: o.dataDir, split, ks, search: o.search, encode: { progress: false } });
+      const wallSeconds = (performance.now() - t0) / 1000;
+      const metrics: Record<string, number> = { strict_accuracy: r.strictAccuracy };
+      for (const k of ks) metrics[`recall_at_${k}`] = r.recall[k]!.mean;
+      const queries: Flickr30kQueryDetails = {
+        strict: Array.from(r.strict),
+        hitsAtK: Object.fromEntries(ks.map((k) => [String(k), Array.from(r.recall[k]!.perQuery, (v) => Math.round(v * (r.perImage - 1)))])),
+        top: Array.from({ length: r.images }, (_, i) => Array.from(r.top.indices.subarray(i * r.top.k, (i + 1) * r.top.k))),
+        perImage: r.perImage,
+      };
+      const file = writeEvaluationRecord({
+        experiment: o.experiment,
+        resultsDir,
+        startedAt,
+        wallSeconds,
+        seed: 0,
+        config,
+        model: portableModelIdentity(loaded),
+        evaluator: { name: evaluator, rows: r.images },
+        result: { metrics },
+        provenance,
+        ...(o.paper ? { paper: { test_strict_accuracy: o.paper } } : { paperNote: 'the paper reports no Flickr30k number for this model' }),
+        details: {
+          runKey: key,
+          label: o.entry.label,
+          ...(o.entry.paperRow ? { tableRow: o.entry.paperRow } : {}),
+          images: r.images,
+          captions: r.captions,
+          backend: activeBackend()?.name ?? null,
+          seconds: { encode: r.encodeSeconds, search: r.search.seconds },
+          search: { k: r.search.k, chunkRows: r.search.chunkRows ?? null, queryRows: r.search.queryRows ?? null, memoryBoundBytes: r.search.memoryBoundBytes },
+          queries,
+        },
+      });
+      return {
+        file,
+        status: 'evaluated' as const,
+        card: { recipe: config, recipeName: o.entry.label },
+        message: `evaluated in ${wallSeconds.toFixed(1)} s (embedding ${r.encodeSeconds.toFixed(1)} s, search ${r.search.seconds.toFixed(2)} s)`,
+      };
     });
-    writeRunCard(file, { recipe: config, recipeName: o.entry.label });
-    const run = loadRun(file);
-    log(`${o.entry.label}: evaluated in ${wallSeconds.toFixed(1)} s (embedding ${r.encodeSeconds.toFixed(1)} s, search ${r.search.seconds.toFixed(2)} s; run ${run.record.runId})`);
-    return { entry: o.entry, status: 'evaluated', key, run, queries };
+    return { entry: o.entry, status: stored.status, key, run: stored.run, queries: flickr30kQueryDetails(stored.run) };
   });
 }

@@ -21,7 +21,7 @@ export const PAPER_MODEL = 'google-bert/bert-base-uncased';
 /** The decoder the papers' LLM results use (AnglE-LLaMA, PromptEOL's LLaMA rows): the Hub's LLaMA-2-7B. */
 export const PAPER_LLM_MODEL = 'NousResearch/Llama-2-7b-hf';
 
-export const PRESET_NAMES = ['smoke', 'paper'] as const;
+export const PRESET_NAMES = ['smoke', 'paper', 'rehearsal'] as const;
 export type PresetName = (typeof PRESET_NAMES)[number];
 
 /** How big a run is: limits that shrink a recipe (undefined: the recipe's own size). */
@@ -69,8 +69,23 @@ export const PRESETS: readonly Preset[] = [
     name: 'paper',
     purpose: "the papers' setting: bert-base-uncased, model and data from the Hugging Face Hub (a GPU host)",
     needsShared: false,
-    sets: { ANGLE_MODEL: PAPER_MODEL, ANGLE_LLM_MODEL: PAPER_LLM_MODEL },
+    sets: { ANGLE_MODEL: PAPER_MODEL, ANGLE_LLM_MODEL: PAPER_LLM_MODEL, ANGLE_BACKEND: 'auto (cuda when its addon loads, else wasm, else cpu)' },
     scale: { seeds: 3 },
+  },
+  {
+    name: 'rehearsal',
+    purpose:
+      "the paper preset's runs at the papers' real shapes — real architectures with random weights, each recipe's batch, length and accumulation — one step each, projected onto one H100 (results/rehearsal/summary.json; lib/experiments/rehearsal/)",
+    needsShared: true,
+    sets: {
+      ANGLE_SHARED_DIR: '<shared>',
+      ANGLE_DATA_DIR: '<shared>/data',
+      ANGLE_MODEL: PAPER_MODEL,
+      ANGLE_LLM_MODEL: PAPER_LLM_MODEL,
+      ANGLE_BACKEND: 'wasm',
+      ANGLE_RESULTS_DIR: 'results/rehearsal (git-ignored runs; summary.json and summary.md are its output)',
+    },
+    scale: { seeds: 1 },
   },
 ];
 
@@ -135,8 +150,26 @@ export function presetVariables(name: PresetName, shared?: string): Record<strin
         ANGLE_RESULTS_DIR: join(packageRoot(), 'results', 'smoke'),
       };
     }
+    case 'rehearsal': {
+      if (shared === undefined) throw new InputError("the rehearsal preset needs a shared directory (data/, and models/ for the random models' tokenizers)");
+      const root = resolve(shared);
+      if (!isDirectory(root)) throw new InputError('expected the shared directory (data/ and models/)', { file: root });
+      // The paper's models by their Hub ids: the rehearsal builds them from their configs with
+      // random weights where they cannot be loaded (lib/experiments/rehearsal/models.ts).
+      return {
+        ANGLE_SHARED_DIR: root,
+        ANGLE_DATA_DIR: join(root, 'data'),
+        ANGLE_MODEL: PAPER_MODEL,
+        ANGLE_LLM_MODEL: PAPER_LLM_MODEL,
+        ANGLE_BACKEND: 'wasm',
+        ANGLE_RESULTS_DIR: join(packageRoot(), 'results', 'rehearsal'),
+      };
+    }
     case 'paper':
-      return { ANGLE_MODEL: PAPER_MODEL, ANGLE_LLM_MODEL: PAPER_LLM_MODEL };
+      // auto: cuda on a GPU host with the addon built; elsewhere the best CPU backend, and the
+      // notebooks' setup() says in one line that training BERT-base there is infeasible
+      // (lib/notebook/paper-backend-warning.ts).
+      return { ANGLE_MODEL: PAPER_MODEL, ANGLE_LLM_MODEL: PAPER_LLM_MODEL, ANGLE_BACKEND: 'auto' };
   }
 }
 

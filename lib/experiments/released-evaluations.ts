@@ -1,53 +1,39 @@
 /**
- * AnglE Table 2 (transfer STS) as a notebook runs it: the released checkpoints evaluated as their
- * authors evaluated them (../models/released.ts), the transfer recipes trained on NLI and evaluated
- * on their selected weights (./nli-recipes.ts), each evaluation a record of the SentEval suite with
- * the MTEB protocol beside it (./sts-suite-run.ts), and the pieces the notebook shows: the paper's
- * cells each evaluation fills (for lib/report's side-by-side tables, per paper version), the
- * SentEval/MTEB table, the legacy-pooling comparison, the recipe tables.
+ * AnglE Table 2's released checkpoints, evaluated as their authors evaluated them (../models/released.ts):
+ * each variant of each checkpoint through SentEval's STS suite with the MTEB protocol beside it
+ * (./sts-suite-run.ts, one record each through the run store), and the tables a notebook shows of
+ * them: the registry, the cells each evaluation fills (per paper version, for lib/report's
+ * side-by-side tables), SentEval beside MTEB, and the legacy-pooling comparison. The trained rows
+ * of the table are a plan (./plan.ts, ./tables/angle.ts).
  *
  * Where a checkpoint or the data cannot be had here, the evaluation says why (`unavailable`) and
  * the rest goes on. Under the smoke preset, stand-ins exercise every path: the golden tiny BERT for
  * each released BERT checkpoint (saved as a sentence-transformers folder with mean pooling for
- * SBERT), the notebook's own trained adapter on the toy decoder for the released adapters, SICK's
- * entailment judgements for NLI (./nli-transfer-data.ts); the records say what stood in.
+ * SBERT) and the notebook's own trained adapter on the toy decoder for the released adapters; the
+ * records say what stood in.
  */
-import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureDataset } from '../data/ensure.js';
 import { STS_TASKS, type DatasetId, type StsTaskName } from '../data/registry.js';
 import { PooledSentenceEncoder, sharedPoolingEncoders } from '../embed/encoder.js';
-import { ANGLE_LLAMA_TEMPLATE } from '../embed/prompt-encoder.js';
 import { parsePooling } from '../embed/pooling.js';
 import { saveSentenceTransformer } from '../embed/sentence-transformer-export.js';
 import type { SentenceEncoder } from '../embed/types.js';
-import { addLora } from '../models/adapters/lora.js';
-import { loadLoraAdapter, saveLoraAdapter } from '../models/adapters/peft.js';
-import type { AdaptableModel } from '../models/adapters/types.js';
 import { loadModel } from '../models/auto.js';
 import { loadReleasedModel } from '../models/load-released.js';
 import type { ReleasedCheckpoint, Table2RowRef } from '../models/released.js';
 import type { LoadedModel } from '../models/types.js';
-import { paperCell } from '../paper/lookup.js';
 import type { LoadedRun } from '../report/results-reader.js';
 import type { PaperCell } from '../report/run-record.js';
 import type { CellSource } from '../report/side-by-side.js';
 import { portableModelIdentity } from '../report/training-record.js';
-import { bestModelDir, restoreBestWeights } from '../train/best-model.js';
 import { InputError, UnavailableError } from '../util/errors.js';
 import type { SimpleTable } from '../util/table.js';
-import { estimateCost, type CostEstimate } from './cost.js';
-import type { TransferRecipe, SuiteEvaluation } from './nli-recipes.js';
-import { nliSourceFor, nliTransferData, type NliView } from './nli-transfer-data.js';
-import { presetByName } from './presets.js';
-import { promptedEncoder, promptedTaskData, type PromptSpec } from './prompted-task.js';
-import { scaleRecipe } from './recipes.js';
-import { estimateLoraCost, runLoraRecipe } from './run-lora-recipe.js';
-import { runRecipe, type RecipeRun } from './run-recipe.js';
-import { runStsSuite, TABLE2_AVERAGE, TABLE2_METRICS, type SuiteSettings } from './sts-suite-run.js';
-import type { LiveHooks } from './table-plan.js';
-import type { TaskData } from './tasks.js';
+import { runStsSuite, TABLE2_AVERAGE, TABLE2_METRICS } from './sts-suite-run.js';
+import { table2PaperCells } from './tables/angle.js';
+import { promptEncoder, suiteSettings } from './trained-evaluation.js';
+import { promptFor } from '../embed/prompt-encoder.js';
+import { rehearseEncoding, rehearsing, stsSuiteTexts } from './rehearsal/encode.js';
 
 /** One way of evaluating a released checkpoint; `primary` is how its authors scored it. */
 export interface ReleasedVariant {
@@ -73,25 +59,18 @@ export function releasedVariants(e: ReleasedCheckpoint): ReleasedVariant[] {
   return [{ label: e.pooling ?? "the folder's modules", pooling: e.pooling, primary: true, source: e.evaluationSource }];
 }
 
-/** One evaluation of the table: a released checkpoint's variant, or a trained run's selected weights. */
+/** One evaluation of a released checkpoint's variant. */
 export interface Table2Evaluation {
   /** What the tables call it. */
   label: string;
-  kind: 'released' | 'trained';
-  entry?: ReleasedCheckpoint;
-  recipe?: TransferRecipe;
+  entry: ReleasedCheckpoint;
   variant: string;
   primary: boolean;
   paperRows: readonly Table2RowRef[];
-  seed?: number;
-  /** What stood in for the checkpoint or the data (smoke). */
+  /** What stood in for the checkpoint (smoke). */
   standIn?: string;
   /** The suite record. */
   run?: LoadedRun;
-  /** The training record, for trained rows. */
-  training?: RecipeRun;
-  /** The PEFT adapter directory, for LoRA rows. */
-  adapterDir?: string;
   /** Why it did not run here. */
   unavailable?: string;
 }
@@ -100,77 +79,34 @@ export interface Table2Options {
   experiment: string;
   resultsDir: string;
   dataDir?: string;
-  /** 'smoke' runs the stand-ins (see the file comment). */
+  /** 'smoke' evaluates the stand-ins (see the file comment). */
   preset?: string;
-  /** The BERT to train from (and, under smoke, the stand-in checkpoint). */
+  /** Under smoke, the stand-in of the released BERT checkpoints. */
   model: string;
-  /** The decoder of the LLaMA rows (smoke: the toy llama2.c model). */
+  /** The decoder the released adapters belong on (smoke: the toy llama2.c model). */
   llmModel: string;
-  /** Folders this plan assembles (released checkpoints' linked files, stand-in folders). */
+  /** Folders this assembles (released checkpoints' linked files, stand-in folders). */
   workDir: string;
   hub?: Parameters<typeof loadReleasedModel>[1]['hub'];
   /** Converted (safetensors) adapter folders by released adapter id. */
   adapterDirs?: Record<string, string>;
-  /** SentEval tasks of the decoder rows (default all seven; smoke: fewer, and the records say so). */
+  /** SentEval tasks of the adapters' evaluations (default all seven; smoke: fewer, and the records say so). */
   decoderTasks?: readonly StsTaskName[];
-  /** Decoder rows: the first N pairs of every evaluation set only (smoke; the records say so). */
+  /** Adapters: the first N pairs of every evaluation set only (smoke; the records say so). */
   decoderPairsPerSet?: number;
-  /** Decoder rows: the first N pairs of STS-B dev and test during training (smoke). */
-  decoderEvalPairs?: number;
-  /** SentEval tasks of the trained BERT rows' evaluations (default all seven; smoke: fewer, and the records say so). */
-  trainedTasks?: readonly StsTaskName[];
   /** SentEval tasks of the evaluations that share no forward passes (SentEval-batched legacy pooling, sentence-transformers folders); default all seven. */
   costlyTasks?: readonly StsTaskName[];
-  /** The notebook's parameter-cell overrides of every recipe. */
-  overrides?: Partial<TransferRecipe['config']>;
-  /** Overrides of the decoder (LoRA) recipes only, applied after `overrides`. */
-  decoderOverrides?: Partial<TransferRecipe['config']>;
   force?: boolean;
   log?: (line: string) => void;
-  live?: (label: string) => LiveHooks;
+}
+
+/** A plan row's cells as the paper cells a record keeps, by metric. */
+function paperByMetric(ref: Table2RowRef): Record<string, PaperCell> {
+  return Object.fromEntries(table2PaperCells(ref).flatMap((c) => (c.paper ? [[c.metric!, c.paper]] : [])));
 }
 
 function isSmoke(o: Pick<Table2Options, 'preset'>): boolean {
   return o.preset === 'smoke';
-}
-
-/** A recipe at the preset's size: the preset's steps and batch cap, and (smoke) one micro-batch per step. */
-export function scaleTransferRecipe(r: TransferRecipe, preset: string | undefined, overrides: Partial<TransferRecipe['config']> = {}): TransferRecipe {
-  const scale = preset ? presetByName(preset).scale : {};
-  const scaled = scaleRecipe(r, scale) as TransferRecipe;
-  const config = { ...scaled.config };
-  const sources = { ...scaled.sources };
-  if (scale.maxBatchSize !== undefined && (config.gradAccumulation ?? 1) > 1) {
-    config.gradAccumulation = 1;
-    sources.gradAccumulation = `${r.sources.gradAccumulation}; one micro-batch per step at the preset's scale`;
-  }
-  if (scale.maxSteps !== undefined && config.checkpointEvery !== undefined && config.checkpointEvery > scale.maxSteps) config.checkpointEvery = scale.maxSteps;
-  for (const k of Object.keys(overrides)) sources[k] = "this notebook's parameter cell";
-  return { ...scaled, config: { ...config, ...overrides }, sources };
-}
-
-/** The paper's numbers of a row in one version, by our metric names. */
-export function table2PaperCells(ref: Table2RowRef): Record<string, PaperCell> {
-  const out: Record<string, PaperCell> = {};
-  for (const { column, metric } of [...TABLE2_METRICS, TABLE2_AVERAGE]) {
-    try {
-      const c = paperCell({ paper: 'angle', table: 'Table 2', file: ref.file, group: ref.group, row: ref.row, column });
-      out[metric] = { value: c.value, source: `${c.file}, Table 2, ${ref.group} / ${ref.row}, ${column}` };
-    } catch (e) {
-      // A cell this version prints as no number; a row or column that does not exist is a mistake.
-      if (!(e instanceof InputError && / is not (a number|printed)/.test(e.message))) throw e;
-    }
-  }
-  return out;
-}
-
-function suiteSettings(ev: SuiteEvaluation | ReleasedVariant, prompt?: { template: string; prepareText?: string }): SuiteSettings {
-  return {
-    pooling: ev.pooling ?? 'sentence-transformers',
-    ...(ev.sentevalBatchSize !== undefined ? { sentevalBatchSize: ev.sentevalBatchSize } : {}),
-    ...('maxLength' in ev && ev.maxLength !== undefined ? { maxLength: ev.maxLength } : {}),
-    ...(prompt ? { prompt } : {}),
-  };
 }
 
 function describeError(e: unknown): string {
@@ -187,12 +123,6 @@ async function evaluateOrExplain<T>(f: () => Promise<T>): Promise<T | string> {
   }
 }
 
-/** The decoder encoder of a prompt evaluation: last token of each prompt, left padding. */
-function promptEncoder(m: LoadedModel, ev: { pooling?: string; maxLength?: number; prompt?: PromptSpec }): SentenceEncoder {
-  const inner = new PooledSentenceEncoder(m, { pooling: ev.pooling ?? 'last', maxLength: Math.min(ev.maxLength ?? m.model.maxPositions, m.model.maxPositions), batchSize: 16 });
-  return ev.prompt ? promptedEncoder(inner, ev.prompt) : inner;
-}
-
 /**
  * Evaluates the released checkpoints (every variant), or says why one cannot be evaluated here.
  * Under smoke the stand-ins of the file comment take their place.
@@ -200,6 +130,18 @@ function promptEncoder(m: LoadedModel, ev: { pooling?: string; maxLength?: numbe
 export async function evaluateReleased(entries: readonly ReleasedCheckpoint[], o: Table2Options): Promise<Table2Evaluation[]> {
   const out: Table2Evaluation[] = [];
   const log = o.log ?? (() => {});
+  if (rehearsing()) {
+    // The rehearsal preset: each variant's SentEval suite rehearsed at its real shapes (lib/experiments/rehearsal/encode.ts).
+    const texts = stsSuiteTexts(o.dataDir);
+    for (const e of entries) {
+      for (const v of releasedVariants(e)) {
+        const prompted = e.prompt ? texts.map((t) => promptFor(t, e.prompt!)) : texts;
+        const r = await rehearseEncoding({ notebook: o.experiment, run: `${e.id} (${v.label}): SentEval STS suite`, model: e.id, texts: prompted, batchSize: Math.max(16, v.sentevalBatchSize ?? 64), maxLength: e.maxLength, resultsDir: o.resultsDir });
+        out.push({ entry: e, paperRows: e.paperRows, label: `${e.id} (${v.label})`, variant: v.label, primary: v.primary, unavailable: `rehearsed: ${r.status}${r.why ? ` (${r.why})` : ''} — see the rehearsal table` });
+      }
+    }
+    return out;
+  }
   const smoke = isSmoke(o);
   // Smoke: one stand-in model serves every BERT entry; its batch-independent poolings share forward passes.
   let standIn: LoadedModel | undefined;
@@ -207,7 +149,7 @@ export async function evaluateReleased(entries: readonly ReleasedCheckpoint[], o
   try {
     for (const e of entries) {
       const variants = releasedVariants(e);
-      const base = { kind: 'released' as const, entry: e, paperRows: e.paperRows };
+      const base = { entry: e, paperRows: e.paperRows };
       let m: LoadedModel | undefined;
       let standInNote: string | undefined;
       let ownModel = true;
@@ -260,7 +202,7 @@ export async function evaluateReleased(entries: readonly ReleasedCheckpoint[], o
             pairsPerSet: decoder ? o.decoderPairsPerSet : undefined,
             mteb: { name: standInNote ? `${e.id} (stand-in)` : e.id, revision: lm.commit, embedDim: lm.model.hiddenSize, maxTokens: lm.model.maxPositions },
             configuration: { checkpoint: e.id, variant: v.label, ...(standInNote ? { standIn: standInNote } : {}) },
-            paper: table2PaperCells(e.paperRows[0]),
+            paper: paperByMetric(e.paperRows[0]),
             details: { table2: { kind: 'released', checkpoint: e.id, variant: v.label, primary: v.primary, standIn: standInNote ?? null, paperRows: e.paperRows } },
             force: o.force,
             log,
@@ -280,44 +222,14 @@ export async function evaluateReleased(entries: readonly ReleasedCheckpoint[], o
   return out;
 }
 
-/** The rows of the table the trained recipes fill. */
-export function trainedPaperRows(r: TransferRecipe): Table2RowRef[] {
-  switch (r.name) {
-    case 'angle-nli-paper':
-    case 'angle-nli-later':
-      return [
-        { file: '000_c0fdd0968b088fcd.txt', group: 'Supervised Models', row: 'AnglE-BERT' },
-        { file: '001_06941bfad7bf7482.txt', group: 'Supervised Models', row: 'Angle-BERT' },
-        { file: '003_ae373fbfc2de219d.txt', group: 'Supervised Models', row: 'Angle-BERT' },
-      ];
-    case 'simcse-nli-sup':
-      return ['000_c0fdd0968b088fcd.txt', '001_06941bfad7bf7482.txt', '003_ae373fbfc2de219d.txt'].map((file) => ({ file, group: 'Supervised Models', row: 'SimCSE-BERT' }));
-    case 'angle-llama-nli':
-      return [
-        { file: '000_c0fdd0968b088fcd.txt', group: 'Supervised Models', row: 'AnglE-LLaMA2-7B' },
-        { file: '001_06941bfad7bf7482.txt', group: 'Supervised Models', row: 'Angle-LLaMA-2_7B' },
-        { file: '003_ae373fbfc2de219d.txt', group: 'Supervised Models', row: 'Angle-LLaMA2-7B' },
-      ];
-    default:
-      return [];
-  }
-}
-
-/** Tokens the template takes with an empty text slot (AnglE's AngleDataTokenizer: the text gets the rest of max length). */
-function templateTokens(m: LoadedModel, template: string): number {
-  return m.tokenizer.encode(template.replace('{text}', '')).ids.length;
-}
-
 /**
- * Makes the table's data sets available: the seven STS sets (every evaluation) and, for training,
- * NLI (paper) or SICK (smoke's stand-in) with STS-B — from the data folder, the Hub cache, or the
- * Hub (downloaded into the cache). Returns what could not be had, by data set, instead of failing:
- * the evaluations and rows that need it say so.
+ * Makes the table's evaluation data available: the seven STS sets, from the data folder, the Hub
+ * cache, or the Hub (downloaded into the cache). Returns what could not be had, by data set,
+ * instead of failing: the evaluations that need it say so.
  */
-export async function prepareTable2Data(o: Pick<Table2Options, 'preset' | 'dataDir' | 'log'>): Promise<Map<DatasetId, string>> {
-  const ids: DatasetId[] = [...STS_TASKS, nliSourceFor(o.preset) === 'nli' ? 'NLI' : 'SICKRelatedness'];
+export async function prepareTable2Data(o: { dataDir?: string; log?: (line: string) => void }): Promise<Map<DatasetId, string>> {
   const missing = new Map<DatasetId, string>();
-  for (const id of [...new Set(ids)]) {
+  for (const id of STS_TASKS) {
     try {
       await ensureDataset(id, { dataDir: o.dataDir, onProgress: o.log });
     } catch (e) {
@@ -328,180 +240,13 @@ export async function prepareTable2Data(o: Pick<Table2Options, 'preset' | 'dataD
   return missing;
 }
 
-/** The data of every view the recipes need, loaded once; a view that cannot load is its reason. */
-export function loadTransferData(recipes: readonly TransferRecipe[], o: Pick<Table2Options, 'preset' | 'dataDir'>): Map<NliView, TaskData | string> {
-  const source = nliSourceFor(o.preset);
-  const out = new Map<NliView, TaskData | string>();
-  for (const r of recipes) {
-    if (out.has(r.view)) continue;
-    try {
-      out.set(r.view, nliTransferData(source, r.view, { dataDir: o.dataDir }));
-    } catch (e) {
-      if (!(e instanceof InputError) && !(e instanceof UnavailableError)) throw e;
-      out.set(r.view, `data not on this machine: ${describeError(e)}`);
-    }
-  }
-  return out;
-}
-
-/** Prompted task data for a LoRA recipe: texts cut to leave the template whole (AngleDataTokenizer), evaluation as the authors'. */
-function promptedData(r: TransferRecipe, d: TaskData, m: LoadedModel): TaskData {
-  const template = r.prompt?.template ?? ANGLE_LLAMA_TEMPLATE;
-  const budget = r.config.maxLength - templateTokens(m, template);
-  if (budget < 1) throw new InputError(`recipe ${r.name}: the prompt takes ${templateTokens(m, template)} tokens, max length ${r.config.maxLength} leaves no room for a text`);
-  return promptedTaskData(d, { train: { template }, evaluate: r.evaluation.prompt ?? { template }, sentenceMaxTokens: budget, tokenizer: m.tokenizer });
-}
-
-/** Cost of each runnable recipe (two measured steps), or why it cannot run. */
-export async function transferCostTable(recipes: readonly TransferRecipe[], seeds: readonly number[], data: Map<NliView, TaskData | string>, o: Table2Options): Promise<SimpleTable> {
-  const rows: SimpleTable['rows'] = [];
-  let total = 0;
-  const limit = o.preset ? presetByName(o.preset).scale.trainExamples : undefined;
-  for (const recipe of recipes) {
-    const r = scaleTransferRecipe(recipe, o.preset, recipe.lora ? { ...o.overrides, ...o.decoderOverrides } : o.overrides);
-    let d = data.get(r.view);
-    if (r.lora && o.decoderEvalPairs !== undefined && typeof d === 'object') d = nliTransferData(nliSourceFor(o.preset), r.view, { dataDir: o.dataDir }, o.decoderEvalPairs);
-    if (typeof d === 'string' || !d) {
-      rows.push([r.name, '', '', '', d ?? 'no data']);
-      continue;
-    }
-    let c: CostEstimate;
-    if (r.lora) {
-      const tok = await loadModel(o.llmModel);
-      let pd: TaskData;
-      try {
-        pd = promptedData(r, d, tok);
-      } finally {
-        tok.model.dispose();
-      }
-      c = await estimateLoraCost(r, o.llmModel, pd, r.lora, limit);
-    } else c = await estimateCost(r, o.model, d, limit);
-    total += c.seconds * seeds.length;
-    rows.push([r.name, c.steps, c.tokens, c.secondsPerStep.toFixed(3), `${(c.seconds * seeds.length).toFixed(0)} s for ${seeds.length} seed(s), plus the SentEval/MTEB evaluation`]);
-  }
-  return { caption: `Training cost on this backend: about ${(total / 60).toFixed(1)} min (finished runs are reused and cost nothing)`, columns: ['recipe', 'steps', 'tokens', 's / step', 'estimated'], rows };
-}
-
-/** Trains every recipe at every seed (reusing finished runs) and evaluates each run's selected weights on the suite. */
-export async function trainTransferRows(recipes: readonly TransferRecipe[], seeds: readonly number[], data: Map<NliView, TaskData | string>, o: Table2Options): Promise<Table2Evaluation[]> {
-  const out: Table2Evaluation[] = [];
-  const log = o.log ?? (() => {});
-  const smoke = isSmoke(o);
-  const limit = o.preset ? presetByName(o.preset).scale.trainExamples : undefined;
-  for (const recipe of recipes) {
-    const r = scaleTransferRecipe(recipe, o.preset, recipe.lora ? { ...o.overrides, ...o.decoderOverrides } : o.overrides);
-    const paperRows = trainedPaperRows(r);
-    let d = data.get(r.view);
-    if (r.lora && o.decoderEvalPairs !== undefined && typeof d === 'object') d = nliTransferData(nliSourceFor(o.preset), r.view, { dataDir: o.dataDir }, o.decoderEvalPairs);
-    const base = { kind: 'trained' as const, recipe: r, variant: `${r.evaluation.pooling}${r.evaluation.prompt ? ', prompt' : ''}`, primary: true, paperRows };
-    const standIn = smoke ? `${typeof d === 'object' ? d.train.name : 'SICK'}; ${r.lora ? 'the toy llama2.c decoder' : 'the golden tiny random BERT'} (smoke)` : undefined;
-    for (const seed of seeds) {
-      const label = `${r.name} (seed ${seed})`;
-      if (typeof d !== 'object') {
-        out.push({ ...base, label, seed, unavailable: d ?? 'no data' });
-        continue;
-      }
-      const hooks = o.live?.(label);
-      try {
-        const common = {
-          recipe: r,
-          seed,
-          trainExamples: limit,
-          experiment: o.experiment,
-          resultsDir: o.resultsDir,
-          force: o.force,
-          paper: table2PaperCells(paperRows[0]),
-          details: { table2: { kind: 'trained', recipe: r.name, standIn: standIn ?? null } },
-          onStep: hooks?.onStep?.bind(hooks),
-          onEval: hooks?.onEval?.bind(hooks),
-          log,
-        };
-        let training: RecipeRun;
-        let evalModel: LoadedModel;
-        let encoder: SentenceEncoder;
-        let adapterDir: string | undefined;
-        let evaluatedWeights: string;
-        if (r.lora) {
-          const tok = await loadModel(o.llmModel);
-          let pd: TaskData;
-          try {
-            pd = promptedData(r, d, tok);
-          } finally {
-            tok.model.dispose();
-          }
-          training = await runLoraRecipe({ ...common, model: o.llmModel, data: pd, lora: r.lora, loraSeed: seed });
-          adapterDir = await exportTrainedAdapter(join(o.resultsDir, o.experiment, 'runs', training.key), o.llmModel, r, seed);
-          evalModel = await loadModel(o.llmModel);
-          loadLoraAdapter(adapterDir, evalModel.model as AdaptableModel);
-          encoder = promptEncoder(evalModel, r.evaluation);
-          evaluatedWeights = createHash('sha256').update(`${evalModel.weightsSha256}\n`).update(readFileSync(join(adapterDir, 'adapter_model.safetensors'))).digest('hex');
-        } else {
-          training = await runRecipe({ ...common, model: o.model, data: d });
-          evalModel = await loadModel(bestModelDir(join(o.resultsDir, o.experiment, 'runs', training.key)));
-          encoder = new PooledSentenceEncoder(evalModel, { pooling: r.evaluation.pooling, batchSize: Math.max(64, r.evaluation.sentevalBatchSize ?? 0) });
-          evaluatedWeights = evalModel.weightsSha256;
-        }
-        try {
-          const trainRecord = training.run.record.data.find((x) => x.split === 'train');
-          const suite = await evaluateOrExplain(() => runStsSuite({
-            experiment: o.experiment,
-            resultsDir: o.resultsDir,
-            dataDir: o.dataDir,
-            // The model a trained row started from (as its training record names it), so seeds of one recipe share it.
-            model: { ...training.run.record.model, weightsSha256: training.run.record.model.weightsSha256 ?? '' },
-            evaluatedWeightsSha256: evaluatedWeights,
-            encoder,
-            settings: suiteSettings(r.evaluation, r.evaluation.prompt ? { template: r.evaluation.prompt.template ?? ANGLE_LLAMA_TEMPLATE, prepareText: r.evaluation.prompt.prepareText } : undefined),
-            tasks: r.lora ? o.decoderTasks : o.trainedTasks,
-            pairsPerSet: r.lora ? o.decoderPairsPerSet : undefined,
-            mteb: { name: `${r.name} seed ${seed} (trained here${standIn ? ', smoke' : ''})`, revision: training.key, embedDim: evalModel.model.hiddenSize, maxTokens: evalModel.model.maxPositions },
-            seed,
-            configuration: { recipe: r.name, ...(standIn ? { standIn } : {}) },
-            trainData: trainRecord,
-            paper: table2PaperCells(paperRows[0]),
-            details: { table2: { kind: 'trained', recipe: r.name, trainingRun: training.run.record.runId, trainingKey: training.key, standIn: standIn ?? null, paperRows } },
-            force: o.force,
-            log,
-          }));
-          const done = { ...base, label, seed, training, ...(adapterDir ? { adapterDir } : {}), ...(standIn ? { standIn } : {}) };
-          out.push(typeof suite === 'string' ? { ...done, unavailable: suite } : { ...done, run: suite.run });
-        } finally {
-          evalModel.model.dispose();
-        }
-      } finally {
-        hooks?.close?.();
-      }
-    }
-  }
-  return out;
-}
-
-/**
- * The PEFT adapter directory (`<runDir>/adapter`) of a LoRA run's tested weights: fresh adapters
- * as the run made them, the best checkpoint's matrices loaded into them, saved in PEFT's layout.
- */
-export async function exportTrainedAdapter(runDir: string, baseModel: string, r: TransferRecipe, seed: number): Promise<string> {
-  const dir = join(runDir, 'adapter');
-  // A finished run's adapter is written once (FORCE removes the run folder, adapter included).
-  if (existsSync(join(dir, 'adapter_config.json')) && existsSync(join(dir, 'adapter_model.safetensors'))) return dir;
-  const m = await loadModel(baseModel);
-  try {
-    addLora(m.model as AdaptableModel, r.lora!, seed);
-    restoreBestWeights(bestModelDir(runDir), m.model.params);
-    await saveLoraAdapter(dir, m.model as AdaptableModel, m.source === 'hub' ? { baseModel: m.id } : {});
-  } finally {
-    m.model.dispose();
-  }
-  return dir;
-}
-
 /**
  * The cells of one paper version's Table 2 that the evaluations fill (for lib/report's
  * sideBySide): per row the runs (seeds) of its primary evaluation, one cell per column with our
  * metric; a column an evaluation did not compute, or an evaluation that did not run, gets its reason.
  */
-export function table2CellSources(evals: readonly Table2Evaluation[], file: string, opts: { kind?: 'released' | 'trained'; recipe?: string } = {}): CellSource[] {
-  const chosen = evals.filter((e) => e.primary && (!opts.kind || e.kind === opts.kind) && (!opts.recipe || e.recipe?.name === opts.recipe));
+export function table2CellSources(evals: readonly Table2Evaluation[], file: string): CellSource[] {
+  const chosen = evals.filter((e) => e.primary);
   const byRow = new Map<string, { ref: Table2RowRef; evals: Table2Evaluation[] }>();
   for (const e of chosen) {
     const ref = e.paperRows.find((p) => p.file === file);
@@ -528,7 +273,7 @@ export function table2CellSources(evals: readonly Table2Evaluation[], file: stri
 const f2 = (v: number | undefined) => (v === undefined || !Number.isFinite(v) ? '' : v.toFixed(2));
 
 /** SentEval "all" beside the MTEB protocol, per evaluation (ρ × 100). */
-export function sentevalMtebTable(evals: readonly Table2Evaluation[]): SimpleTable {
+export function sentevalMtebTable(evals: ReadonlyArray<{ label: string; run?: LoadedRun }>): SimpleTable {
   const columns = ['evaluation', 'protocol', ...TABLE2_METRICS.map((m) => (m.metric === 'sickr' ? 'SICK-R' : m.column)), 'Avg.'];
   const rows: SimpleTable['rows'] = [];
   for (const e of evals.filter((x) => x.run)) {
@@ -557,7 +302,7 @@ export function legacyPoolingTable(evals: readonly Table2Evaluation[], entry: Re
   const of = (pooling: string) => evals.find((e) => e.entry?.id === entry.id && e.run && e.run.record.config.pooling === pooling);
   const legacy = of('cls_avg_legacy');
   const masked = of('cls_avg');
-  const paper = table2PaperCells(entry.paperRows[0]);
+  const paper = paperByMetric(entry.paperRows[0]);
   const metrics = [...TABLE2_METRICS.map((m) => m.metric), 'avg'];
   const rows: SimpleTable['rows'] = [];
   rows.push([`paper (${entry.paperRows[0].file})`, ...metrics.map((k) => f2(paper[k]?.value))]);
@@ -567,26 +312,6 @@ export function legacyPoolingTable(evals: readonly Table2Evaluation[], entry: Re
   if (legacy && masked) rows.push(['ours: legacy − masked', ...metrics.map((k) => f2((legacy.run!.record.metrics[k] ?? NaN) - (masked.run!.record.metrics[k] ?? NaN)))]);
   if (entry.reported) rows.push(['angle_emb 0.1.1 (issue #68) − paper', ...metrics.map((k, i) => (paper[k] ? (entry.reported!.values[i] - paper[k].value).toFixed(2) : ''))]);
   return { caption: `${entry.id}: cls_avg with and without padding in the mean`, columns: ['', ...TABLE2_METRICS.map((m) => m.column), 'Avg.'], rows };
-}
-
-/** A recipe's settings with their sources, its LoRA/prompt, its evaluation and what differs from the authors' run. */
-export function transferRecipeTable(r: TransferRecipe): SimpleTable {
-  const rows: SimpleTable['rows'] = [];
-  const walk = (prefix: string, v: unknown) => {
-    if (v && typeof v === 'object' && !Array.isArray(v)) for (const [k, x] of Object.entries(v)) walk(prefix ? `${prefix}.${k}` : k, x);
-    else rows.push([prefix, Array.isArray(v) ? JSON.stringify(v) : String(v), '']);
-  };
-  walk('', r.config);
-  const source = (k: string) => {
-    for (let p = k; p; p = p.includes('.') ? p.slice(0, p.lastIndexOf('.')) : '') if (r.sources[p]) return r.sources[p];
-    return '';
-  };
-  for (const row of rows) row[2] = source(String(row[0]));
-  if (r.lora) rows.push(['lora', JSON.stringify(r.lora), r.sources.lora ?? '']);
-  if (r.prompt) rows.push(['prompt', r.prompt.template, r.sources.prompt ?? '']);
-  rows.push(['evaluation', JSON.stringify({ pooling: r.evaluation.pooling, ...(r.evaluation.prompt ? { prompt: r.evaluation.prompt } : {}), ...(r.evaluation.maxLength ? { maxLength: r.evaluation.maxLength } : {}) }), r.evaluation.source]);
-  rows.push(['data view', r.view, r.view === 'pairs' ? 'AnglE: entailment 1, contradiction 0, neutral dropped (AnglE issue #26)' : "SimCSE's (anchor, entailed, contradicted) triplets"]);
-  return { caption: `${r.name}: ${r.title}`, columns: ['setting', 'value', 'source'], rows, ...(r.deviations?.length ? { notes: r.deviations.map((d) => `differs from the authors' run: ${d}`) } : {}) };
 }
 
 /** The registry as a table: short cells, the full text of each as its hover title. */

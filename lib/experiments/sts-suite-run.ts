@@ -7,8 +7,9 @@
  *
  * The result is a run record in results/<experiment>/ with metrics ρ × 100 named after the table's
  * columns — `sts12` … `sts16`, `stsb`, `sickr`, `avg` (SentEval) and `mteb_sts12` … `mteb_sickr`,
- * `mteb_avg` — the paper's cells for those metrics, and a run card. Like runRecipe it is identified
- * by a key (the weights' hash, the evaluation settings, the tasks), so a rerun reuses it.
+ * `mteb_avg` — the paper's cells for those metrics, and a run card. It goes through the run store
+ * (./run-store.ts) under a key (the weights' hash, the evaluation settings, the tasks), so a rerun
+ * reuses it.
  *
  * Only the test splits are read (STS-B dev selects checkpoints elsewhere). `pairsPerSet` keeps the
  * first N pairs of every set — a smoke run's shortcut for slow encoders, written into the record's
@@ -17,8 +18,7 @@
  * Avg. is the mean of the unrounded task figures; SentEval's printers (SimCSE's and AnglE's
  * evaluation scripts) average the figures rounded to two decimals, which can differ by 0.01.
  */
-import { createHash } from 'node:crypto';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { STS_TASKS, type StsTaskName } from '../data/registry.js';
 import { loadStsTask } from '../data/sts.js';
 import type { EncodeOptions, SentenceEncoder } from '../embed/types.js';
@@ -27,11 +27,9 @@ import { evaluateStsSets, reportedSpearman, type StsTaskResult } from '../eval/s
 import { cachingEncoder } from '../eval/vectors.js';
 import { writeMtebResults, type MtebModelInfo } from '../report/mteb-results.js';
 import { collectProvenance } from '../report/provenance.js';
-import { loadRun, type LoadedRun } from '../report/results-reader.js';
-import { writeRunCard } from '../report/run-card.js';
 import { newRunId, writeRunRecord, type DataIdentity, type ModelIdentity, type PaperCell, type RunRecord } from '../report/run-record.js';
 import { InputError } from '../util/errors.js';
-import { finishedRun } from './run-recipe.js';
+import { keyOf, storedRun, type StoredRun } from './run-store.js';
 
 /** Table 2's columns as metric names, with the SentEval task and the MTEB task of each. */
 export const TABLE2_METRICS: ReadonlyArray<{ column: string; metric: string; senteval: StsTaskName; mteb: MtebStsTask['name'] }> = [
@@ -91,14 +89,8 @@ export interface SuiteRunOptions {
   log?: (line: string) => void;
 }
 
-export interface SuiteRun {
-  key: string;
-  status: 'reused' | 'evaluated';
-  run: LoadedRun;
-  senteval?: Partial<Record<StsTaskName, StsTaskResult>>;
-  mteb?: MtebStsTaskResult[];
-  mtebDir?: string;
-}
+/** The suite's run; `result` (this call's per-task numbers) only when it evaluated. */
+export type SuiteRun = StoredRun<'evaluated', { senteval: Partial<Record<StsTaskName, StsTaskResult>>; mteb?: MtebStsTaskResult[]; mtebDir?: string }>;
 
 /** The key of an evaluation: what decides its numbers. */
 export function suiteRunKey(o: Pick<SuiteRunOptions, 'model' | 'evaluatedWeightsSha256' | 'settings' | 'tasks' | 'pairsPerSet' | 'mteb' | 'configuration'>): string {
@@ -111,87 +103,83 @@ export function suiteRunKey(o: Pick<SuiteRunOptions, 'model' | 'evaluatedWeights
     pairsPerSet: o.pairsPerSet ?? null,
     mteb: o.mteb === false ? false : (o.mteb?.name ?? true),
   };
-  return createHash('sha256').update(JSON.stringify(identity)).digest('hex').slice(0, 16);
+  return keyOf(identity);
 }
 
 /** Evaluates (or reuses) one model on the STS suite and writes its record; see the file comment. */
 export async function runStsSuite(o: SuiteRunOptions): Promise<SuiteRun> {
-  const resultsDir = resolve(o.resultsDir);
-  const log = o.log ?? (() => {});
   const tasks = o.tasks ?? STS_TASKS;
   const key = suiteRunKey(o);
-  if (!o.force) {
-    const done = finishedRun(resultsDir, o.experiment, key);
-    if (done) {
-      log(`${o.model.id} (${o.settings.pooling}): reused evaluation ${done.record.runId} (key ${key})`);
-      return { key, status: 'reused', run: done };
-    }
-  }
-  const startedAt = new Date();
-  const t0 = performance.now();
-  const provenance = collectProvenance();
-  const cap = o.pairsPerSet;
-  if (cap !== undefined && !(Number.isInteger(cap) && cap >= 2)) throw new InputError(`pairsPerSet must be an integer >= 2 (Spearman needs two pairs), got ${cap}`);
-  const capped = <T>(pairs: T[]): T[] => (cap === undefined ? pairs : pairs.slice(0, cap));
-  // Each distinct sentence once across SentEval and MTEB, unless the pooling depends on the batch.
-  const encoder = o.settings.sentevalBatchSize === undefined ? cachingEncoder(o.encoder) : o.encoder;
-  const encode = { progress: false, ...o.encode };
-  const senteval: Partial<Record<StsTaskName, StsTaskResult>> = {};
-  const metrics: Record<string, number> = {};
-  for (const m of TABLE2_METRICS.filter((x) => tasks.includes(x.senteval))) {
-    const sets = loadStsTask(m.senteval, { dataDir: o.dataDir, splits: ['test'] }).map((s) => ({ ...s, pairs: capped(s.pairs) }));
-    const { encodeSeconds: _, ...r } = await evaluateStsSets(encoder, m.senteval, sets, encode, o.settings.sentevalBatchSize);
-    senteval[m.senteval] = r;
-    metrics[m.metric] = reportedSpearman(r)! * 100;
-  }
-  if (tasks.length === STS_TASKS.length) metrics[TABLE2_AVERAGE.metric] = TABLE2_METRICS.reduce((a, m) => a + metrics[m.metric], 0) / TABLE2_METRICS.length;
-  let mteb: MtebStsTaskResult[] | undefined;
-  let mtebDir: string | undefined;
-  if (o.mteb !== false) {
-    mteb = [];
+  return storedRun({ experiment: o.experiment, resultsDir: o.resultsDir, key, label: `${o.model.id} (${o.settings.pooling})`, force: o.force, log: o.log }, async (resultsDir) => {
+    const startedAt = new Date();
+    const t0 = performance.now();
+    const provenance = collectProvenance();
+    const cap = o.pairsPerSet;
+    if (cap !== undefined && !(Number.isInteger(cap) && cap >= 2)) throw new InputError(`pairsPerSet must be an integer >= 2 (Spearman needs two pairs), got ${cap}`);
+    const capped = <T>(pairs: T[]): T[] => (cap === undefined ? pairs : pairs.slice(0, cap));
+    // Each distinct sentence once across SentEval and MTEB, unless the pooling depends on the batch.
+    const encoder = o.settings.sentevalBatchSize === undefined ? cachingEncoder(o.encoder) : o.encoder;
+    const encode = { progress: false, ...o.encode };
+    const senteval: Partial<Record<StsTaskName, StsTaskResult>> = {};
+    const metrics: Record<string, number> = {};
     for (const m of TABLE2_METRICS.filter((x) => tasks.includes(x.senteval))) {
-      const t1 = performance.now();
-      const { task, pairs, textSource } = mtebStsPairs(m.mteb, { dataDir: o.dataDir });
-      const used = capped(pairs);
-      const scores = await scoreMtebStsPairs(encoder, used, encode);
-      mteb.push({ task, scores, pairs: used.length, textSource: cap === undefined ? textSource : `${textSource}; smoke: first ${cap} pairs`, seconds: (performance.now() - t1) / 1000 });
-      metrics[`mteb_${m.metric}`] = scores.cosine_spearman * 100;
+      const sets = loadStsTask(m.senteval, { dataDir: o.dataDir, splits: ['test'] }).map((s) => ({ ...s, pairs: capped(s.pairs) }));
+      const { encodeSeconds: _, ...r } = await evaluateStsSets(encoder, m.senteval, sets, encode, o.settings.sentevalBatchSize);
+      senteval[m.senteval] = r;
+      metrics[m.metric] = reportedSpearman(r)! * 100;
     }
-    if (mteb.length === MTEB_STS_TASKS.length) metrics.mteb_avg = mteb.reduce((a, r) => a + r.scores.cosine_spearman * 100, 0) / mteb.length;
-    // A capped evaluation is not MTEB's protocol: no MTEB files for it.
-    if (cap === undefined) {
-      const info: MtebModelInfo = o.mteb ?? { name: o.model.id, revision: o.model.commit };
-      mtebDir = writeMtebResults(join(resultsDir, o.experiment, 'mteb'), info, mteb);
+    if (tasks.length === STS_TASKS.length) metrics[TABLE2_AVERAGE.metric] = TABLE2_METRICS.reduce((a, m) => a + metrics[m.metric], 0) / TABLE2_METRICS.length;
+    let mteb: MtebStsTaskResult[] | undefined;
+    let mtebDir: string | undefined;
+    if (o.mteb !== false) {
+      mteb = [];
+      for (const m of TABLE2_METRICS.filter((x) => tasks.includes(x.senteval))) {
+        const t1 = performance.now();
+        const { task, pairs, textSource } = mtebStsPairs(m.mteb, { dataDir: o.dataDir });
+        const used = capped(pairs);
+        const scores = await scoreMtebStsPairs(encoder, used, encode);
+        mteb.push({ task, scores, pairs: used.length, textSource: cap === undefined ? textSource : `${textSource}; smoke: first ${cap} pairs`, seconds: (performance.now() - t1) / 1000 });
+        metrics[`mteb_${m.metric}`] = scores.cosine_spearman * 100;
+      }
+      if (mteb.length === MTEB_STS_TASKS.length) metrics.mteb_avg = mteb.reduce((a, r) => a + r.scores.cosine_spearman * 100, 0) / mteb.length;
+      // A capped evaluation is not MTEB's protocol: no MTEB files for it.
+      if (cap === undefined) {
+        const info: MtebModelInfo = o.mteb ?? { name: o.model.id, revision: o.model.commit };
+        mtebDir = writeMtebResults(join(resultsDir, o.experiment, 'mteb'), info, mteb);
+      }
     }
-  }
-  if (Object.keys(metrics).length === 0) throw new InputError(`the evaluation of ${o.model.id} produced no metric`);
-  const data: DataIdentity[] = [
-    ...(o.trainData ? [o.trainData] : []),
-    ...tasks.map((t) => ({ id: cap === undefined ? t : `${t} (first ${cap} pairs of each set)`, split: 'test', rows: senteval[t]!.sets.reduce((a, s) => a + s.n, 0) })),
-  ];
-  const record: RunRecord = {
-    experiment: o.experiment,
-    runId: newRunId(startedAt),
-    startedAt: startedAt.toISOString(),
-    finishedAt: new Date().toISOString(),
-    wallSeconds: (performance.now() - t0) / 1000,
-    seed: o.seed ?? 0,
-    config: { protocol: 'SentEval STS (all / test), MTEB STS beside it', ...o.settings, tasks: [...tasks], ...(cap !== undefined ? { pairsPerSet: cap } : {}), ...(o.configuration ?? {}), seed: o.seed ?? 0 },
-    data,
-    model: o.model,
-    provenance,
-    metrics,
-    ...(o.paper ? { paper: o.paper } : { paperNote: o.paperNote ?? 'no paper cell for this evaluation' }),
-    details: {
-      runKey: key,
-      ...(o.evaluatedWeightsSha256 ? { evaluatedWeightsSha256: o.evaluatedWeightsSha256 } : {}),
-      senteval: Object.fromEntries(Object.entries(senteval).map(([t, r]) => [t, { all: r!.all.spearman, mean: r!.mean.spearman, wmean: r!.wmean.spearman, sets: r!.sets.map((s) => ({ name: s.name, n: s.n, spearman: s.spearman })) }])),
-      ...(mteb ? { mteb: mteb.map((r) => ({ task: r.task.name, pairs: r.pairs, textSource: r.textSource, scores: r.scores })), mtebDir: mtebDir ? mtebDir.slice(resultsDir.length + 1) : null } : {}),
-      ...o.details,
-    },
-  };
-  const file = writeRunRecord(record, resultsDir);
-  writeRunCard(file);
-  log(`${o.model.id} (${o.settings.pooling}): evaluated in ${record.wallSeconds.toFixed(1)} s${metrics.avg !== undefined ? `, SentEval Avg. ${metrics.avg.toFixed(2)}` : ''}`);
-  return { key, status: 'evaluated', run: loadRun(file), senteval, mteb, mtebDir };
+    if (Object.keys(metrics).length === 0) throw new InputError(`the evaluation of ${o.model.id} produced no metric`);
+    const data: DataIdentity[] = [
+      ...(o.trainData ? [o.trainData] : []),
+      ...tasks.map((t) => ({ id: cap === undefined ? t : `${t} (first ${cap} pairs of each set)`, split: 'test', rows: senteval[t]!.sets.reduce((a, s) => a + s.n, 0) })),
+    ];
+    const record: RunRecord = {
+      experiment: o.experiment,
+      runId: newRunId(startedAt),
+      startedAt: startedAt.toISOString(),
+      finishedAt: new Date().toISOString(),
+      wallSeconds: (performance.now() - t0) / 1000,
+      seed: o.seed ?? 0,
+      config: { protocol: 'SentEval STS (all / test), MTEB STS beside it', ...o.settings, tasks: [...tasks], ...(cap !== undefined ? { pairsPerSet: cap } : {}), ...(o.configuration ?? {}), seed: o.seed ?? 0 },
+      data,
+      model: o.model,
+      provenance,
+      metrics,
+      ...(o.paper ? { paper: o.paper } : { paperNote: o.paperNote ?? 'no paper cell for this evaluation' }),
+      details: {
+        runKey: key,
+        ...(o.evaluatedWeightsSha256 ? { evaluatedWeightsSha256: o.evaluatedWeightsSha256 } : {}),
+        senteval: Object.fromEntries(Object.entries(senteval).map(([t, r]) => [t, { all: r!.all.spearman, mean: r!.mean.spearman, wmean: r!.wmean.spearman, sets: r!.sets.map((s) => ({ name: s.name, n: s.n, spearman: s.spearman })) }])),
+        ...(mteb ? { mteb: mteb.map((r) => ({ task: r.task.name, pairs: r.pairs, textSource: r.textSource, scores: r.scores })), mtebDir: mtebDir ? mtebDir.slice(resultsDir.length + 1) : null } : {}),
+        ...o.details,
+      },
+    };
+    const file = writeRunRecord(record, resultsDir);
+    return {
+      file,
+      status: 'evaluated',
+      message: `evaluated in ${record.wallSeconds.toFixed(1)} s${metrics.avg !== undefined ? `, SentEval Avg. ${metrics.avg.toFixed(2)}` : ''}`,
+      result: { senteval, ...(mteb ? { mteb } : {}), ...(mtebDir ? { mtebDir } : {}) },
+    };
+  });
 }

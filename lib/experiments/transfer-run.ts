@@ -9,9 +9,10 @@
  * record.ts): metrics `test_<TASK>` = SentEval's test accuracy (%), `test_Avg` when all seven ran;
  * details hold per task SentEval's devacc, ndev/ntest, MRPC's F1, the seconds spent embedding and
  * classifying, and the tasks that could not run with the reason (a missing or malformed task file
- * names the file; bad embeddings name the task, split and row). Running the notebook again reuses a
- * record with the same key (./run-evaluation.ts `evaluationKey`: the embedding's identity, the path,
- * its tasks, SentEval's seed and k) unless it recorded failures (then the row is tried again).
+ * names the file; bad embeddings name the task, split and row). Records go through the run store
+ * (./run-store.ts): running the notebook again reuses a record with the same key (./run-evaluation.ts
+ * `evaluationKey`: the embedding's identity, the path, its tasks, SentEval's seed and k) unless it
+ * recorded failures (then the row is tried again).
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -27,14 +28,14 @@ import { prepareTransferTask, SENTEVAL_TRANSFER_TASKS, transferTaskSpec, type Pr
 import type { TransferLearner } from '../eval/transfer/validation.js';
 import { writeEvaluationRecord } from '../report/evaluation-record.js';
 import { collectProvenance } from '../report/provenance.js';
-import { loadRun, type LoadedRun } from '../report/results-reader.js';
-import { writeRunCard } from '../report/run-card.js';
+import type { LoadedRun } from '../report/results-reader.js';
 import type { ModelIdentity } from '../report/run-record.js';
 import { portableModelIdentity, portablePath } from '../report/training-record.js';
 import { InputError } from '../util/errors.js';
 import type { OpenedModel } from './evaluation-models.js';
 import { evaluationKey } from './run-evaluation.js';
-import { finishedRun } from './run-recipe.js';
+import { recordedRun, reusableRun, type StoreRequest } from './run-store.js';
+import { rehearsing } from './rehearsal/encode.js';
 
 /** One way of embedding the tasks' sentences (a row of the table). */
 export interface TransferRow {
@@ -132,7 +133,7 @@ export interface RunTransferOptions {
 
 const EVALUATOR = 'SentEval transfer tasks';
 
-function keyOf(row: TransferRow, path: TransferPath, tasks: readonly string[], seed: number, kfold: number): string {
+function transferKey(row: TransferRow, path: TransferPath, tasks: readonly string[], seed: number, kfold: number): string {
   return evaluationKey({ weightsSha256: row.identity.sha256, config: { ...row.identity.config, path: path.name, tasks, seed, kfold }, evaluator: EVALUATOR, rows: 0, seed });
 }
 
@@ -149,6 +150,12 @@ export async function runTransferRows(o: RunTransferOptions): Promise<TransferRo
   const log = o.log ?? (() => {});
   const tasks = [...(o.tasks ?? SENTEVAL_TRANSFER_TASKS)];
   for (const t of tasks) transferTaskSpec(t);
+  if (rehearsing()) {
+    // The rehearsal preset rehearses model rows (./transfer-tables.ts runModelTransfer); a bag-of-words
+    // row averages word vectors on the host, no accelerator work to rehearse: it is not run.
+    log(`rehearsal: ${o.rows.map((r) => r.label).join(', ')}: word-vector averaging on the host, nothing to rehearse (not run)`);
+    return [];
+  }
   const seed = o.seed ?? 1111;
   const kfold = o.kfold ?? 10;
   const tasksOf = (p: TransferPath) => tasks.filter((t) => !p.tasks || p.tasks.includes(t));
@@ -157,6 +164,7 @@ export async function runTransferRows(o: RunTransferOptions): Promise<TransferRo
     row: TransferRow;
     path: TransferPath;
     key: string;
+    request: StoreRequest;
     tasks: TaskOutcome[];
     failed: { task: string; message: string }[];
     startedAt: string;
@@ -166,14 +174,12 @@ export async function runTransferRows(o: RunTransferOptions): Promise<TransferRo
   const pending: Pending[] = [];
   for (const row of o.rows) {
     for (const path of o.paths) {
-      const key = keyOf(row, path, tasksOf(path), seed, kfold);
-      const done = o.force ? undefined : finishedRun(resultsDir, o.experiment, key);
-      if (done && transferRecordDetails(done).failed.length === 0) {
-        log(`${row.label}, ${path.name} path: reused run ${done.record.runId} (key ${key}; FORCE to evaluate again)`);
-        out.push({ row, path, status: 'reused', key, run: done, ...transferRecordDetails(done) });
-      } else {
-        pending.push({ row, path, key, tasks: [], failed: [], startedAt: new Date().toISOString(), t0: performance.now() });
-      }
+      const key = transferKey(row, path, tasksOf(path), seed, kfold);
+      // A record that could not run every task is tried again.
+      const request: StoreRequest = { experiment: o.experiment, resultsDir, key, label: `${row.label}, ${path.name} path`, force: o.force, log, accept: (r) => transferRecordDetails(r).failed.length === 0 };
+      const done = reusableRun(request);
+      if (done) out.push({ row, path, status: 'reused', key, run: done, ...transferRecordDetails(done) });
+      else pending.push({ row, path, key, request, tasks: [], failed: [], startedAt: new Date().toISOString(), t0: performance.now() });
     }
   }
   const provenance = pending.length > 0 ? collectProvenance() : undefined;
@@ -236,8 +242,8 @@ export async function runTransferRows(o: RunTransferOptions): Promise<TransferRo
       paperNote: p.row.paperRow ? `AnglE Table 6 row '${p.row.paperRow}' (000_c0fdd0968b088fcd.txt)` : 'not a row of AnglE Table 6',
       details: { runKey: p.key, label: p.row.label, path: p.path.name, ...(p.row.paperRow ? { tableRow: p.row.paperRow } : {}), tasks: p.tasks, failed: p.failed },
     });
-    writeRunCard(file, { recipe: config, recipeName: `${p.row.label}, ${p.path.name} path` });
-    out.push({ row: p.row, path: p.path, status: 'evaluated', key: p.key, run: loadRun(file), tasks: p.tasks, failed: p.failed });
+    const stored = recordedRun(p.request, { file, status: 'evaluated', card: { recipe: config, recipeName: `${p.row.label}, ${p.path.name} path` }, message: `${p.tasks.length} task(s) in ${wallSeconds.toFixed(1)} s${p.failed.length ? `, ${p.failed.length} could not run` : ''}` });
+    out.push({ row: p.row, path: p.path, status: 'evaluated', key: p.key, run: stored.run, tasks: p.tasks, failed: p.failed });
   }
   // rows in the order asked for: row-major, then path
   return o.rows.flatMap((row) => o.paths.map((path) => out.find((r) => r.row === row && r.path === path)!));

@@ -4,6 +4,8 @@
  * applying presets) lives in scripts/notebooks/, not here.
  */
 export { notebookSettings, settingsTable, type NotebookSettings } from './settings.js';
+export { setup, type NotebookSetup } from './setup.js';
+export { modelTable } from './model-table.js';
 export { showTable, runningUnderTslab } from './display.js';
 export { showFigure, liveFigure, liveTrainingCurves, type FigureDisplayOptions, type LiveFigure, type LiveTrainingCurves } from './figures.js';
 export { showDatasetCards } from './data-cards.js';

@@ -17,7 +17,7 @@ export interface NotebookSettings {
   llmModel: string;
   /** ANGLE_DATA_DIR, or undefined: data then comes from the Hub. */
   dataDir?: string;
-  /** ANGLE_BACKEND, else cpu (as initBackend chooses). */
+  /** ANGLE_BACKEND, else cpu (as initBackend chooses); `auto` (the paper preset's) is resolved when setup() starts it. */
   backend: string;
   /** ANGLE_GOLDEN_DIR, when set. */
   goldenDir?: string;

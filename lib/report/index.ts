@@ -18,6 +18,7 @@ export {
   sideBySide,
   sideBySideTable,
   sideBySideBars,
+  mergeCellSources,
   oursValue,
   DEFAULT_METRIC,
   type CellSource,

@@ -187,6 +187,18 @@ function metricOf(run: LoadedRun, frame: ResultsFrame, metric: string): number {
   return v;
 }
 
+/**
+ * Cell sources from several places (released checkpoints and runs trained here, say) as one list:
+ * the first source of a (group, row, column) cell wins, so list the preferred ones first.
+ */
+export function mergeCellSources(...lists: ReadonlyArray<readonly CellSource[]>): CellSource[] {
+  const seen = new Set<string>();
+  return lists.flat().filter((c) => {
+    const k = `${c.group ?? ''}\u0000${c.row}\u0000${c.column}`;
+    return seen.has(k) ? false : (seen.add(k), true);
+  });
+}
+
 /** Builds the side-by-side cells of `table` from the runs of `frame` chosen by `sources`. */
 export function sideBySide(table: PaperTable, frame: ResultsFrame, sources: readonly CellSource[], options: SideBySideOptions = {}): SideBySide {
   const digits = options.digits ?? 2;

@@ -1,28 +1,28 @@
 /**
- * npm run notebooks [-- <names...>] [--preset smoke|paper] [--shared <dir>] [--out <dir>]
- *                      [--dir <notebooks dir>] [--timeout-per-cell <s>] [--verbose]
+ * npm run notebooks [-- <names...>] [--preset smoke|paper|rehearsal] [--shared <dir>] [--out <dir>]
+ *                      [--dir <notebooks dir>] [--timeout-per-cell <s>] [--verbose] [--build]
  *
  * Runs notebooks headless, the way the tslab Jupyter kernel runs them, and writes the executed
  * notebooks (outputs filled) to results/notebooks/. Each notebook runs in a fresh kernel process
  * (./kernel.ts, driven by ./runner.ts); this file is the command line: options, which notebooks,
- * the environment a preset gives the kernels, and the run loop. docs/jupyter.md describes the
- * options and how this compares with nbconvert.
+ * the environment a preset gives the kernels (./environment.ts, shared with `npm run jupyter`),
+ * and the run loop. docs/jupyter.md describes the options and how this compares with nbconvert.
+ *
+ * Every argument is checked (options, notebook names, preset, shared folder, output folder) before
+ * anything is built or run; then `--build` (which the npm script passes) compiles lib/ to dist/,
+ * since the notebooks import the built library.
  */
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
-import { isPresetName, presetByName, presetVariables, PRESET_NAMES, type PresetName } from '../../lib/experiments/presets.js';
-import { locateSharedDir } from '../../lib/config.js';
-import { InputError, UnknownNameError } from '../../lib/util/errors.js';
-import { checkWritableDir } from '../cli/command.js';
+import { clearRehearsalRows } from '../../lib/experiments/rehearsal/summary.js';
+import { InputError } from '../../lib/util/errors.js';
 import { packageRoot } from '../../lib/util/package-root.js';
+import { buildLibrary, BuildFailedError } from '../cli/build-library.js';
+import { checkWritableDir, EXIT, helpText, parseOptions, reportError, UsageError, validateArguments, type OptionSpecs } from '../cli/command.js';
+import { notebookEnvironment, notebookVariablesLine } from './environment.js';
 import { runNotebook, shown, type NotebookRun, type RunContext } from './runner.js';
 
 const DEFAULT_TIMEOUT_S = 30 * 60;
-/** The environment variables notebooks read (lib/config.ts), shown in the run's header. */
-const ANGLE_VARS = ['ANGLE_PRESET', 'ANGLE_MODEL', 'ANGLE_LLM_MODEL', 'ANGLE_DATA_DIR', 'ANGLE_GOLDEN_DIR', 'ANGLE_BACKEND', 'ANGLE_RESULTS_DIR', 'ANGLE_SHARED_DIR'];
-
-class UsageError extends Error {}
 
 interface Options {
   names: string[];
@@ -32,36 +32,32 @@ interface Options {
   shared?: string;
   timeoutS: number;
   verbose: boolean;
+  build: boolean;
 }
 
-const USAGE = `usage: npm run notebooks [-- [names...] [options]]
-  names                   notebooks by name or prefix (00, 00-encode-and-compare); none = all, in order
-  --preset smoke|paper    environment defaults (explicit ANGLE_* variables win); default: smoke
-                          when ANGLE_MODEL is unset, else none
-  --shared <dir>          the shared directory the smoke preset reads (default: ANGLE_SHARED_DIR,
-                          else ../shared beside the repository, if it exists)
-  --out <dir>             where executed notebooks go (default: results/notebooks)
-  --dir <dir>             the notebooks directory (default: notebooks)
-  --timeout-per-cell <s>  fail a cell that runs longer (default: ${DEFAULT_TIMEOUT_S})
-  -v, --verbose           also echo what cells print, as they print it`;
+const OPTIONS = {
+  preset: { type: 'string', value: 'smoke|paper|rehearsal', help: 'environment defaults (ANGLE_* variables you set win)', default: 'ANGLE_PRESET, else smoke when ANGLE_MODEL is unset, else none' },
+  shared: { type: 'string', value: '<dir>', help: 'the shared directory the smoke preset reads (data/, golden/)', default: 'ANGLE_SHARED_DIR, else ../shared beside the repository, if it exists' },
+  out: { type: 'string', value: '<dir>', help: 'where executed notebooks go', default: 'results/notebooks' },
+  dir: { type: 'string', value: '<dir>', help: 'the notebooks directory', default: 'notebooks' },
+  'timeout-per-cell': { type: 'string', value: '<s>', help: 'fail a cell that runs longer', default: String(DEFAULT_TIMEOUT_S) },
+  verbose: { type: 'boolean', short: 'v', help: 'also echo what cells print, as they print it' },
+  build: { type: 'boolean', help: 'compile lib/ to dist/ (npm run build) once the arguments are checked, before the first notebook; the npm script passes it' },
+  help: { type: 'boolean', short: 'h', help: 'this text' },
+} satisfies OptionSpecs;
 
-function parseCli(argv: string[], root: string): Options {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      preset: { type: 'string' },
-      shared: { type: 'string' },
-      out: { type: 'string' },
-      dir: { type: 'string' },
-      'timeout-per-cell': { type: 'string' },
-      verbose: { type: 'boolean', short: 'v' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
+const USAGE = helpText(
+  'usage: npm run notebooks [-- [names...] [options]]\n  names: notebooks by name or prefix (00, 00-encode-and-compare); none = all, in order',
+  OPTIONS,
+  'Exit status: 0 every notebook ran, 1 a cell failed, 2 usage error (unknown option, notebook or preset,\nno shared directory), 130 interrupted.',
+);
+
+/** The options, or undefined after printing --help. */
+function parseCli(argv: string[], root: string): Options | undefined {
+  const { values, positionals } = parseOptions(OPTIONS, argv, true);
   if (values.help) {
     console.log(USAGE);
-    process.exit(0);
+    return undefined;
   }
   const timeoutS = Number(values['timeout-per-cell'] ?? DEFAULT_TIMEOUT_S);
   if (!(timeoutS > 0)) throw new UsageError(`--timeout-per-cell expects seconds > 0, got ${values['timeout-per-cell']}`);
@@ -73,10 +69,11 @@ function parseCli(argv: string[], root: string): Options {
     shared: values.shared,
     timeoutS,
     verbose: values.verbose ?? false,
+    build: values.build ?? false,
   };
 }
 
-/** A path for messages: relative to the working directory when below it. */
+/** The notebooks `names` select (by name or prefix), in file order; all of them for none. */
 function selectNotebooks(dir: string, names: string[]): string[] {
   let all: string[];
   try {
@@ -101,52 +98,29 @@ function selectNotebooks(dir: string, names: string[]): string[] {
   return all.filter((n) => chosen.has(n));
 }
 
-/** The environment the kernels get: the runner's, with paths made absolute and the preset applied. */
-function kernelEnvironment(opts: Options, root: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  const set = (k: string) => (env[k] ?? '').trim() !== '';
-  // The kernel's working directory is the notebook's, so relative paths are resolved here first.
-  for (const k of ['ANGLE_DATA_DIR', 'ANGLE_GOLDEN_DIR', 'ANGLE_RESULTS_DIR']) if (set(k)) env[k] = resolve(env[k]!.trim());
-  if (set('ANGLE_MODEL') && existsSync(env.ANGLE_MODEL!.trim())) env.ANGLE_MODEL = resolve(env.ANGLE_MODEL!.trim());
-
-  const name = opts.preset ?? (set('ANGLE_PRESET') ? env.ANGLE_PRESET!.trim() : set('ANGLE_MODEL') ? undefined : 'smoke');
-  if (name === undefined) return env;
-  if (!isPresetName(name)) throw new UnknownNameError('preset', name, PRESET_NAMES);
-  let shared: string | undefined;
-  if (presetByName(name).needsShared) {
-    const found = locateSharedDir(opts.shared);
-    shared = found?.path;
-    if (shared === undefined || !statSync(shared, { throwIfNoEntry: false })?.isDirectory()) {
-      throw new UsageError(
-        `the ${name} preset reads data and the golden model from a shared directory, ` +
-          (found === undefined ? `and none was found (ANGLE_SHARED_DIR, or ${resolve(root, '..', 'shared')})` : `and ${shared} (from ${found.from}) is not a directory`) +
-          `: pass --shared <dir> (holding data/ and golden/), or use --preset paper (model and data from the Hub), or set ANGLE_MODEL`,
-      );
-    }
-    console.log(`shared: ${shared} (from ${found!.from})`);
-  }
-  for (const [k, v] of Object.entries(presetVariables(name as PresetName, shared))) if (!set(k)) env[k] = v;
-  env.ANGLE_PRESET = name;
-  return env;
-}
-
 async function main(argv: string[]): Promise<number> {
   const root = packageRoot();
   let opts: Options;
   let names: string[];
   let env: NodeJS.ProcessEnv;
   try {
-    opts = parseCli(argv, root);
-    names = selectNotebooks(opts.dir, opts.names);
-    env = kernelEnvironment(opts, root);
+    const parsed = validateArguments(() => parseCli(argv, root));
+    if (!parsed) return EXIT.ok;
+    opts = parsed;
+    names = validateArguments(() => selectNotebooks(opts.dir, opts.names));
+    const chosen = notebookEnvironment({ preset: opts.preset, shared: opts.shared }, root);
+    if (chosen.shared) console.log(`shared: ${chosen.shared.path} (from ${chosen.shared.from})`);
+    env = chosen.env;
     // Before any notebook runs: a folder that cannot take the executed notebooks fails now.
     checkWritableDir(opts.out, 'executed notebooks', 'choose another with --out');
+    // Only now, with every argument checked: the notebooks import the built library.
+    if (opts.build) buildLibrary(root);
   } catch (e) {
-    if (e instanceof UsageError || e instanceof InputError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      console.error(`notebooks: ${(e as Error).message} (see --help)`);
-      return 2;
+    if (e instanceof BuildFailedError) {
+      console.error(`notebooks: ${e.message}`);
+      return EXIT.failed;
     }
-    throw e;
+    return reportError('notebooks', e);
   }
   const ctx: RunContext = { env, timeoutS: opts.timeoutS, verbose: opts.verbose };
   let interrupted = false;
@@ -164,8 +138,10 @@ async function main(argv: string[]): Promise<number> {
 
   console.log(
     `running ${names.length} notebook(s) from ${shown(opts.dir)}; ` +
-      ANGLE_VARS.filter((k) => env[k]).map((k) => `${k}=${env[k]}`).join(' '),
+      notebookVariablesLine(env),
   );
+  // A rehearsal replaces what the notebooks it runs rehearsed before (the others' rows stay).
+  if (env.ANGLE_PRESET === 'rehearsal' && env.ANGLE_RESULTS_DIR) clearRehearsalRows(env.ANGLE_RESULTS_DIR, names);
   const failures: string[] = [];
   for (const [i, name] of names.entries()) {
     const label = `[${i + 1}/${names.length}] ${name}`;

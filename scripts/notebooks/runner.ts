@@ -20,7 +20,8 @@ import {
 } from './ipynb.js';
 import type { KernelInput, KernelMessage } from './protocol.js';
 
-const KERNEL_SCRIPT = fileURLToPath(new URL('./kernel.ts', import.meta.url));
+/** The kernel beside this file: kernel.ts under tsx, kernel.js once compiled (the GPU bundle, scripts/gpu-pack.mjs). */
+const KERNEL_SCRIPT = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? './kernel.ts' : './kernel.js', import.meta.url));
 /** setTimeout's longest delay (about 24.8 days); longer ones fire at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 /** How long a kernel may take to stop after the timeout's SIGINT before it is killed. */

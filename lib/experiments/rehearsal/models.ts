@@ -1,0 +1,142 @@
+/**
+ * The models a rehearsal runs: the papers' architectures at their real sizes with random weights
+ * (no pretrained weights are on this project's machines, and a rehearsal measures shapes, not
+ * quality). A model the machine can load (a local folder, the Hub cache) is loaded as it is;
+ * otherwise one of the configs the papers name (lib/models/model-from-config.ts `KNOWN_CONFIGS`:
+ * bert-base-uncased, LLaMA-2 7B and 13B) is instantiated with HF's initialisation — for real when
+ * its training state fits this machine comfortably, else on the shape-only backend
+ * (lib/backend/shape-only), which holds no values at all.
+ *
+ * Tokenizers: bert-base-uncased's WordPiece from the shared folder (models/bert-base-uncased-tokenizer);
+ * for LLaMA-2, whose SentencePiece tokenizer is not on this machine, GPT-2's byte-level BPE
+ * (models/gpt2-tokenizer, left padding) counts the tokens — a 50k vocabulary against LLaMA-2's 32k,
+ * so its counts are close, not equal; texts are cut at the recipe's max length either way. Its ids
+ * are folded into the decoder's vocabulary (id mod vocab_size): the counts and shapes stay GPT-2's,
+ * and the embedding lookup stays in range.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { locateSharedDir } from '../../config.js';
+import { loadModel } from '../../models/auto.js';
+import { KNOWN_CONFIGS, modelFromConfig, type KnownModel } from '../../models/model-from-config.js';
+import { HfTokenizer } from '../../models/tokenizers/hf.js';
+import type { BatchOptions, EncodedText, LoadedModel, TextModel, TextTokenizer, TokenBatch } from '../../models/types.js';
+import { InputError, UnavailableError } from '../../util/errors.js';
+
+/** Bytes of training state per parameter in fp32 (weights, gradients, AdamW's two moments). */
+const TRAINING_BYTES_PER_PARAMETER = 16;
+/** Above this much training state a model rehearses shape-only here (this machine has 24 GiB, shared). */
+const REAL_LIMIT_BYTES = 6 * 2 ** 30;
+
+export interface RehearsalModelSpec {
+  id: string;
+  /** The config.json to build from (absent: the model was loadable, `loaded` is set). */
+  config?: Readonly<Record<string, unknown>>;
+  loaded?: LoadedModel;
+  tokenizer: TextTokenizer;
+  parameters: number;
+  /** Whether its training step can run for real here, or shape-only. */
+  shapeOnly: boolean;
+  /** How it was instantiated, for the rehearsal table. */
+  instantiated: string;
+}
+
+function parametersOf(config: Readonly<Record<string, unknown>>): number {
+  // Built shape-only by the caller when it matters; here from the config's arithmetic.
+  const h = Number(config.hidden_size);
+  const layers = Number(config.num_hidden_layers);
+  const inter = Number(config.intermediate_size);
+  const vocab = Number(config.vocab_size);
+  if (config.model_type === 'bert') {
+    const pos = Number(config.max_position_embeddings);
+    const types = Number(config.type_vocab_size ?? 2);
+    return (vocab + pos + types) * h + 2 * h + layers * (4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h) + h * h + h;
+  }
+  return vocab * h * (config.tie_word_embeddings ? 1 : 2) + layers * (4 * h * h + 3 * h * inter + 2 * h) + h;
+}
+
+function sharedModelDir(name: string): string | undefined {
+  const shared = locateSharedDir();
+  const dir = shared ? join(shared.path, 'models', name) : undefined;
+  return dir && existsSync(dir) ? dir : undefined;
+}
+
+/** A tokenizer whose ids are folded into a smaller vocabulary: the same lengths, ids in [0, vocab). */
+class FoldedTokenizer implements TextTokenizer {
+  constructor(
+    private readonly inner: TextTokenizer,
+    private readonly vocab: number,
+  ) {}
+  get padId(): number {
+    return this.inner.padId % this.vocab;
+  }
+  get padSide(): 'right' | 'left' {
+    return this.inner.padSide;
+  }
+  encode(text: string, pair?: string | null, maxLength?: number): EncodedText {
+    const e = this.inner.encode(text, pair, maxLength);
+    return { ...e, ids: e.ids.map((id) => id % this.vocab) };
+  }
+  encodeBatch(inputs: Array<string | [string, string]>, opts?: BatchOptions): TokenBatch {
+    return this.folded(this.inner.encodeBatch(inputs, opts));
+  }
+  pad(rows: EncodedText[], opts?: BatchOptions): TokenBatch {
+    return this.folded(this.inner.pad(rows, opts));
+  }
+  private folded(b: TokenBatch): TokenBatch {
+    return { ...b, inputIds: b.inputIds.map((id) => id % this.vocab) };
+  }
+}
+
+/** The tokenizer a config's rehearsal counts tokens with (see the file comment). */
+export function rehearsalTokenizer(config: Readonly<Record<string, unknown>>): { tokenizer: TextTokenizer; note: string } {
+  if (config.model_type === 'bert') {
+    const dir = sharedModelDir('bert-base-uncased-tokenizer');
+    if (!dir) throw new UnavailableError("the rehearsal's BERT tokenizer is the shared folder's models/bert-base-uncased-tokenizer, which is not here");
+    return { tokenizer: HfTokenizer.fromDir(dir), note: "bert-base-uncased's tokenizer" };
+  }
+  const dir = sharedModelDir('gpt2-tokenizer');
+  if (!dir) throw new UnavailableError("the rehearsal counts a decoder's tokens with the shared folder's models/gpt2-tokenizer, which is not here");
+  const gpt2 = HfTokenizer.fromDir(dir, { padSide: 'left', padId: 0 });
+  return { tokenizer: new FoldedTokenizer(gpt2, Number(config.vocab_size)), note: "GPT-2's BPE counting LLaMA-2's tokens" };
+}
+
+/**
+ * What a rehearsal runs for `id`: the model as loaded when it can be, else a known config with
+ * random weights; throws UnavailableError for an id that is neither.
+ */
+export async function rehearsalModel(id: string): Promise<RehearsalModelSpec> {
+  try {
+    const loaded = await loadModel(id);
+    const parameters = loaded.model.numParameters();
+    return { id, loaded, tokenizer: loaded.tokenizer, parameters, shapeOnly: false, instantiated: `loaded (${loaded.source})` };
+  } catch (e) {
+    if (!(e instanceof InputError) && !(e instanceof UnavailableError)) throw e;
+    const config = (KNOWN_CONFIGS as Record<string, Readonly<Record<string, unknown>>>)[id as KnownModel];
+    if (!config) throw new UnavailableError(`${id} cannot be loaded here (${(e as Error).message.split('\n')[0]}) and is not a config the rehearsal knows (${Object.keys(KNOWN_CONFIGS).join(', ')})`);
+    const parameters = parametersOf(config);
+    const shapeOnly = parameters * TRAINING_BYTES_PER_PARAMETER > REAL_LIMIT_BYTES;
+    const { tokenizer, note } = rehearsalTokenizer(config);
+    return { id, config, tokenizer, parameters, shapeOnly, instantiated: `${shapeOnly ? 'shape-only' : 'random'} ${config.model_type} config, ${note}` };
+  }
+}
+
+/** A fresh model of the spec on the active backend (built from its config, or the loaded one's weights reloaded). */
+export async function instantiate(spec: RehearsalModelSpec, seed = 0): Promise<TextModel> {
+  if (spec.config) return modelFromConfig(spec.config, { init: 'normal', seed });
+  return (await loadModel(spec.id)).model;
+}
+
+/**
+ * Under the rehearsal preset, what `loadModel(id)` stands in with: the model itself where it can be
+ * loaded, else its config at its real size with random weights when that fits this machine (a
+ * BERT-base encodes here as it would on the GPU, only slower); a model that fits only shape-only
+ * (a 7B decoder) is unavailable for real work, and its evaluations are rehearsed (./encode.ts).
+ */
+export async function rehearsalLoadedModel(id: string): Promise<LoadedModel> {
+  const spec = await rehearsalModel(id);
+  if (spec.loaded) return spec.loaded;
+  if (spec.shapeOnly) throw new UnavailableError(`rehearsal: ${id} (${(spec.parameters / 1e9).toFixed(1)}B parameters) is too big to instantiate on this machine; its work is rehearsed shape-only`);
+  const model = await instantiate(spec);
+  return { id, dir: '', source: 'local', model, tokenizer: spec.tokenizer, weightsSha256: `random-init:${id}:seed0`, weightFiles: [] };
+}

@@ -1,0 +1,125 @@
+/**
+ * The rehearsal's output, one row per planned run of every notebook — training or evaluation —
+ * in `<results>/summary.json` (the rehearsal preset's results folder, results/rehearsal/) with a
+ * rendered `summary.md` beside it:
+ *
+ *   { "rows": [ { "notebook", "run", "model", "batch", "length", "accumulation", "stepSeconds",
+ *                 "peakBytes", "projectedPeakBytesH100", "projectedHoursH100", "fits80GB",
+ *                 "status": "ok" | "failed" | "does-not-fit", "why", … } ] }
+ *
+ * Notebooks run one after another, each in its own kernel, and a notebook may rehearse in several
+ * cells (a plan's training, then its evaluations): each call adds its rows, replacing rows of the
+ * same notebook and run, with an atomic rewrite; `clearRehearsalRows` forgets a notebook's rows
+ * before it is rehearsed again (the notebook runner does it), so none are left from an older run.
+ */
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeFileAtomicSync } from '../../util/atomic-write.js';
+import { InputError } from '../../util/errors.js';
+import { tableToMarkdown, type SimpleTable } from '../../util/table.js';
+
+export interface RehearsalRow {
+  /** The notebook (its experiment name), e.g. '02-non-transfer-sts'. */
+  notebook: string;
+  /** The run: a table row and recipe, or an evaluation. */
+  run: string;
+  /** What kind of work: a training step (full, LoRA) or encoding. */
+  kind: 'train' | 'lora' | 'encode';
+  /** The model (Hub id) and how it was instantiated here. */
+  model: string;
+  instantiated: string;
+  /** Examples per micro-batch (pairs, triplets, sentences). */
+  batch: number;
+  /** Tokens per sequence of the rehearsed (longest) micro-batch. */
+  length: number;
+  /** Micro-batches per optimiser step. */
+  accumulation: number;
+  /** Where the data came from: 'real', or 'synthetic (…)' where the set is not on this machine. */
+  data: string;
+  /** Wall seconds of one step (one micro-batch for encoding) on this machine's backend; null when shape-only. */
+  stepSeconds: number | null;
+  /** The backend the step ran on. */
+  backend: string;
+  /** Peak bytes of live tensors during the step, measured here. */
+  peakBytes: number;
+  projectedPeakBytesH100: number;
+  projectedHoursH100: number;
+  /** How the hours were projected. */
+  timeBasis: string;
+  fits80GB: boolean;
+  status: 'ok' | 'failed' | 'does-not-fit';
+  /** Why a row failed or does not fit, and what will make it fit; empty for an ok row. */
+  why: string;
+}
+
+export interface RehearsalSummary {
+  rows: RehearsalRow[];
+}
+
+export const REHEARSAL_SUMMARY = 'summary.json';
+
+/** The summary in `dir` (an empty one when there is none yet). */
+export function readRehearsalSummary(dir: string): RehearsalSummary {
+  const file = join(dir, REHEARSAL_SUMMARY);
+  if (!existsSync(file)) return { rows: [] };
+  let s: unknown;
+  try {
+    s = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new InputError(`not valid JSON: ${(e as Error).message}`, { file });
+  }
+  if (!s || typeof s !== 'object' || !Array.isArray((s as RehearsalSummary).rows)) throw new InputError("expected { rows: [...] }", { file });
+  return s as RehearsalSummary;
+}
+
+const GB = (b: number) => `${(b / 1e9).toFixed(1)} GB`;
+
+/** The rows as a table (what summary.md and the notebooks show). */
+export function rehearsalTable(rows: readonly RehearsalRow[], caption = 'Rehearsal: every planned run at the papers\' shapes, projected onto one H100 80 GB'): SimpleTable {
+  return {
+    caption,
+    columns: ['notebook', 'run', 'model', 'batch × length × accumulation', 'data', 'step here', 'peak here', 'H100 peak (projected)', 'H100 hours (projected)', 'status', 'why'],
+    rows: rows.map((r) => [
+      r.notebook,
+      r.run,
+      `${r.model} (${r.instantiated})`,
+      `${r.batch} × ${r.length} × ${r.accumulation}`,
+      r.data,
+      r.stepSeconds === null ? `shape-only (${r.backend})` : `${r.stepSeconds.toFixed(1)} s (${r.backend})`,
+      GB(r.peakBytes),
+      GB(r.projectedPeakBytesH100),
+      r.projectedHoursH100 < 0.1 ? `${(r.projectedHoursH100 * 60).toFixed(1)} min` : r.projectedHoursH100.toFixed(1),
+      r.status,
+      r.why,
+    ]),
+    notes: [
+      'H100 peak: bytes measured on the shape-only backend that mirrors cuda, calibrated once against the device peak on record (BERT-base 128×64, 41.3 GiB); H100 hours: the whole run at the H100 speed on record (BERT-base) or its FLOPs at that MFU (other models) — projections, not measurements.',
+    ],
+  };
+}
+
+function render(dir: string, all: readonly RehearsalRow[]): void {
+  mkdirSync(dir, { recursive: true });
+  const failed = all.filter((r) => r.status === 'failed').length;
+  const tooBig = all.filter((r) => r.status === 'does-not-fit').length;
+  writeFileAtomicSync(join(dir, REHEARSAL_SUMMARY), `${JSON.stringify({ rows: all }, null, 1)}\n`);
+  writeFileAtomicSync(
+    join(dir, 'summary.md'),
+    `# Rehearsal\n\n${all.length} planned runs of ${new Set(all.map((r) => r.notebook)).size} notebooks: ${all.length - failed - tooBig} ok, ${tooBig} do not fit one H100 80 GB, ${failed} failed.\n\n${tableToMarkdown(rehearsalTable(all))}\n`,
+  );
+}
+
+/** Adds `rows` of `notebook` to the summary in `dir` (replacing rows of the same run) and rewrites summary.md. */
+export function writeRehearsalRows(dir: string, notebook: string, rows: readonly RehearsalRow[]): string {
+  const runs = new Set(rows.map((r) => r.run));
+  const kept = readRehearsalSummary(dir).rows.filter((r) => !(r.notebook === notebook && runs.has(r.run)));
+  const all = [...kept, ...rows].sort((a, b) => a.notebook.localeCompare(b.notebook));
+  render(dir, all);
+  return join(dir, REHEARSAL_SUMMARY);
+}
+
+/** Forgets the rows of `notebooks` in the summary in `dir` (before they are rehearsed again). */
+export function clearRehearsalRows(dir: string, notebooks: readonly string[]): void {
+  if (!existsSync(join(dir, REHEARSAL_SUMMARY))) return;
+  render(dir, readRehearsalSummary(dir).rows.filter((r) => !notebooks.includes(r.notebook)));
+}

@@ -1,0 +1,28 @@
+/**
+ * The first cell of every notebook, once: the run's settings (./settings.ts: preset, model, decoder,
+ * data, backend, results) shown as a table, and the backend started (`auto`, the paper preset's,
+ * says which one it chose and why). The paper preset on a CPU backend gets one line on stderr
+ * saying that training BERT-base there is infeasible and what to do (./paper-backend-warning.ts).
+ *
+ *   import * as angle from "../dist/index.js";
+ *   const { settings, backend } = await angle.notebook.setup();
+ */
+import { initBackend, type BackendInfo } from '../backend/index.js';
+import { showTable } from './display.js';
+import { paperBackendWarning } from './paper-backend-warning.js';
+import { notebookSettings, settingsTable, type NotebookSettings } from './settings.js';
+
+export interface NotebookSetup {
+  settings: NotebookSettings;
+  backend: BackendInfo;
+}
+
+/** Reads the settings, shows them, starts their backend. */
+export async function setup(env: NodeJS.ProcessEnv = process.env): Promise<NotebookSetup> {
+  const settings = notebookSettings(env);
+  showTable(settingsTable(settings));
+  const backend = await initBackend(settings.backend);
+  const warning = paperBackendWarning(settings.preset, backend);
+  if (warning) console.warn(warning);
+  return { settings, backend };
+}
