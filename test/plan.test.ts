@@ -183,3 +183,30 @@ test('a plan over the task table: the smoke preset trains a stand-in where the d
   assert.match(String(runs[0].run!.run.record.details!.standIn), /SICK/);
   assert.match(runs[0].run!.run.record.data.find((d) => d.split === 'train')!.id, /SICK/);
 });
+
+test("a cost estimate that fails for one row leaves the others estimated (issue 26 C2: notebook 01's cost cell aborted on the LLaMA row's load)", { skip: GOLDEN_DIR ? false : 'no tiny BERT (encoder golden set)' }, async () => {
+  const pairs = smallPairs(16);
+  const scored = pairs.items.slice(0, 8).map((p, i) => ({ a: p.a, b: p.b, score: p.label, source: { file: 'small', line: i + 1 } }));
+  const data: Record<string, TaskData | string> = { small: { train: pairs, dev: stsEvaluator({ name: 'small dev', pairs: scored }), test: stsEvaluator({ name: 'small test', pairs: scored }) } };
+  const recipe = { ...defaultRecipe('stsb'), config: { ...defaultRecipe('stsb').config, maxLength: 16, batchSize: 8, maxSteps: 1, warmupSteps: 0 } };
+  const rows: PlanRow[] = [
+    { row: 'unloadable', cells: [{ column: 'c' }], recipe, data: 'small', model: join(tmp, 'no-such-model') },
+    { row: 'loadable', cells: [{ column: 'c' }], recipe: { ...recipe, config: { ...recipe.config, lr: 1e-5 } }, data: 'small' },
+  ];
+  const plan = await Plan.create(rows, { experiment: 'cost', model: join(GOLDEN_DIR!, 'model'), seeds: [1], resultsDir: tmp, data });
+  const cost = await plan.costTable();
+  assert.match(String(cost.rows[0][4]), /^no estimate: .*no-such-model/);
+  assert.equal(typeof cost.rows[1][1], 'number');
+  assert.match(String(cost.rows[1][4]), /^\d+ s for 1 seed\(s\)$/);
+});
+
+test("the paper preset refuses wiki1m's partial sample unless a notebook asks for it (issue 26: notebook 10 trained on the 11,914-line sample)", { skip: DATA_DIR ? false : 'no data folder' }, async () => {
+  const rows = simaceTable1Rows();
+  const base = { experiment: 'wiki', model: 'm', seeds: [1], resultsDir: tmp, dataDir: DATA_DIR, download: false };
+  const paper = await Plan.create(rows, { ...base, standIns: false });
+  const wikiRow = rows.find((r) => paper.recipeOf(r)?.task === 'wiki1m')!;
+  assert.match(paper.blocked(wikiRow)!, /data not on this machine/);
+  assert.match(String(paper.dataTable().rows.find((r) => String(r[0]).includes('Wiki1M'))?.[4]), /only a partial sample is available .* pass allowSample: true/);
+  const asked = await Plan.create(rows, { ...base, standIns: false, taskOptions: { allowSample: true } });
+  assert.equal(asked.blocked(wikiRow), undefined);
+});

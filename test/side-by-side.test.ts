@@ -17,6 +17,8 @@ import { paperCell, paperTable } from '../lib/paper/lookup.js';
 import { readResults, type LoadedRun, type ResultsFrame } from '../lib/report/results-reader.js';
 import { compareRuns, comparisonTable } from '../lib/report/run-comparison.js';
 import { orderingTable, orderingVerdicts } from '../lib/report/ordering-verdict.js';
+import { notebookSummaryMarkdown } from '../lib/report/notebook-summary.js';
+import { STAND_IN_WORDS } from '../lib/report/stand-in.js';
 import { sideBySide, sideBySideBars, sideBySideTable, type CellSource, type OursValue, type SideBySideCell } from '../lib/report/side-by-side.js';
 import { pairedBootstrapTest } from '../lib/report/statistics/paired-bootstrap.js';
 import { pairedPermutationTest } from '../lib/report/statistics/paired-permutation.js';
@@ -310,5 +312,33 @@ describe('SimpleTable notes and titles (lib/util/table.ts)', () => {
         '<tfoot>\n<tr><td colspan="2" style="text-align:left">n_1 *bold* &lt;b&gt;</td></tr>\n</tfoot>\n</table>',
     );
     assert.throws(() => tableToHtml({ ...t, titles: [['only one']] }), RangeError);
+  });
+});
+
+describe('stand-in models', () => {
+  // The smoke preset's models are recorded as shared:… (lib/report/stand-in.ts): every verdict and summary over them says so in its own line.
+  const standIn = (r: LoadedRun): LoadedRun => ({ ...r, record: { ...r.record, model: { ...r.record.model, id: 'shared:golden/bert-tiny-seed1234/model' } } });
+  test('verdicts, comparison tables and summaries over a stand-in say that they reproduce nothing; over a real model they do not', () => {
+    const real = sideBySide(T4(), frame, TABLE4_CELLS);
+    const fake = { ...real, cells: real.cells.map((c) => ({ ...c, runs: c.runs.map(standIn) })) };
+    const [objReal] = orderingVerdicts(real);
+    const [objFake] = orderingVerdicts(fake);
+    assert.ok(!objReal!.summary.includes(STAND_IN_WORDS) && !objReal!.standIn, objReal!.summary);
+    assert.equal(objFake!.summary, `${objReal!.summary} (${STAND_IN_WORDS})`);
+    const orderingText = tableToText(orderingTable(orderingVerdicts(fake)));
+    assert.match(orderingText, /On stand-in models, reproducing nothing: \d of 2 measured orderings reproduced/);
+    assert.ok(orderingText.includes(`(${STAND_IN_WORDS})`), orderingText);
+    assert.ok(!tableToText(orderingTable(orderingVerdicts(real))).includes(STAND_IN_WORDS));
+
+    const [a] = runsOf('cls');
+    const [b] = runsOf('w/o ibn');
+    assert.ok(!tableToText(comparisonTable([compareRuns(a!, b!)])).includes(STAND_IN_WORDS));
+    const cmp = compareRuns(standIn(a!), b!);
+    assert.ok(tableToText(comparisonTable([cmp])).includes(`${cmp.verdict.verdict} (${STAND_IN_WORDS})`));
+
+    const summaryReal = notebookSummaryMarkdown('x', { text: 'Preset smoke.', sideBySide: [real] }, tmp);
+    const summaryFake = notebookSummaryMarkdown('x', { text: 'Preset smoke.', sideBySide: [fake] }, tmp);
+    assert.ok(!summaryReal.includes('reproduce nothing'));
+    assert.match(summaryFake.split('\n')[2]!, /^\*\*Stand-in model \(`shared:golden\/bert-tiny-seed1234\/model`; the smoke preset's tiny test models\): these numbers and verdicts reproduce nothing of the papers\.\*\* Preset smoke\.$/);
   });
 });

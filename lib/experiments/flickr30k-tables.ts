@@ -9,6 +9,7 @@ import type { PaperTable } from '../paper/types.js';
 import type { BarRow } from '../report/figures/table-bars.js';
 import type { CellSource } from '../report/side-by-side.js';
 import { bootstrapMeanCI } from '../report/statistics/mean-bootstrap.js';
+import { verdictWords } from '../report/stand-in.js';
 import type { SimpleTable } from '../util/table.js';
 import type { Flickr30kRun } from './flickr30k-run.js';
 
@@ -88,7 +89,7 @@ export function flickr30kVerdictTable(runs: readonly Flickr30kRun[], table: Pape
       const paperA = table.numbers.find((n) => n.row === a.entry.paperRow)?.value;
       const paperB = table.numbers.find((n) => n.row === b.entry.paperRow)?.value;
       const paperSays = paperA !== undefined && paperB !== undefined ? (paperA > paperB ? `${a.entry.paperRow} higher` : `${b.entry.paperRow} higher`) : '(not both in the paper)';
-      rows.push([a.entry.label, b.entry.label, (r.mean * 100).toFixed(2), `[${(r.ci.low * 100).toFixed(2)}, ${(r.ci.high * 100).toFixed(2)}]`, resolved ? (r.mean > 0 ? 'first higher (resolved)' : 'second higher (resolved)') : 'within noise', paperSays]);
+      rows.push([a.entry.label, b.entry.label, (r.mean * 100).toFixed(2), `[${(r.ci.low * 100).toFixed(2)}, ${(r.ci.high * 100).toFixed(2)}]`, verdictWords(resolved ? (r.mean > 0 ? 'first higher (resolved)' : 'second higher (resolved)') : 'within noise', [a.run, b.run]), paperSays]);
     }
   }
   return { caption: 'Paired differences of strict accuracy (first − second, × 100)', columns: ['first', 'second', 'Δ', '95% CI', 'verdict', 'paper'], rows };

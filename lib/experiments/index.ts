@@ -40,4 +40,4 @@ export { llmSupervisedTaskData, table5TrainingData, type TableGenerator } from '
 
 // The rehearsal.
 export { rehearsing, rehearseEncoding, type RehearseEncodingOptions } from './rehearsal/encode.js';
-export { readRehearsalSummary, rehearsalTable, type RehearsalRow } from './rehearsal/summary.js';
+export { readRehearsalSummary, rehearsalTable, rehearsalNotebookTable, type RehearsalRow } from './rehearsal/summary.js';

@@ -444,6 +444,11 @@ export class Plan {
     return this.runs;
   }
 
+  /** A row's name, with its paper file's number (000 of 000_c0fdd0968b088fcd.txt) where the plan's rows come from more than one. */
+  private rowLabel(row: PlanRow): string {
+    return `${row.row}${row.table && this.rows.some((x) => x.table !== row.table) ? ` [${row.table.replace(/_[0-9a-f]{16}\.txt$/, '')}]` : ''}`;
+  }
+
   /**
    * Under the `rehearsal` preset, `run()` rehearses instead of training (./rehearsal/train.ts): each
    * distinct run once, at the paper's shapes (the recipe unshrunk, the model at its real size with
@@ -451,11 +456,6 @@ export class Plan {
    * one H100; the rows go to the rehearsal summary (results/rehearsal/summary.json) and the plan's
    * runs carry them. A row that cannot be rehearsed says why and the others go on.
    */
-  /** A row's name, with its paper table where the plan's rows come from more than one. */
-  private rowLabel(row: PlanRow): string {
-    return `${row.row}${row.table && this.rows.some((x) => x.table !== row.table) ? ` [${row.table}]` : ''}`;
-  }
-
   private async rehearse(log?: (line: string) => void): Promise<PlannedRun[]> {
     this.runs.length = 0;
     const { ratio } = await h100Calibration();

@@ -33,6 +33,7 @@ export { compareRuns, comparisonTable, checkSameTestPairs, type RunComparison, t
 export { orderingVerdicts, orderingTable, type OrderingCheck, type OrderingOptions, type CellRef, type NoiseVerdict } from './ordering-verdict.js';
 export { runCardMarkdown, runCardPath, writeRunCard, writeRunCards, type RunCardOptions } from './run-card.js';
 export { writeNotebookSummary, notebookSummaryMarkdown, type NotebookSummary } from './notebook-summary.js';
+export { isStandInModel, standInModels, standInSentence, verdictWords, STAND_IN_WORDS } from './stand-in.js';
 export { signed, hashPrefix, formatDuration, paperText } from './format-numbers.js';
 export { alignUniformPathFromRecord } from './align-uniform-path.js';
 export { retrievalExamplesTable, pickExampleQueries, type RetrievalExamplesInput } from './retrieval-examples.js';

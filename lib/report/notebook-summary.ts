@@ -16,6 +16,7 @@ import { formatDuration } from './format-numbers.js';
 import type { LoadedRun } from './results-reader.js';
 import { runCardPath } from './run-card.js';
 import { sideBySideTable, type SideBySide } from './side-by-side.js';
+import { standInSentence } from './stand-in.js';
 
 export interface NotebookSummary {
   /** Heading (default: the notebook's name). */
@@ -41,13 +42,16 @@ function link(fromDir: string, file: string): string {
 /** The summary as Markdown, for a file in `dir`. */
 export function notebookSummaryMarkdown(notebook: string, s: NotebookSummary, dir: string): string {
   const parts: string[] = [`# ${s.title ?? notebook}`, ''];
-  if (s.text) parts.push(s.text, '');
+  const runs = [...(s.runs ?? [...new Set((s.sideBySide ?? []).flatMap((x) => x.cells.flatMap((c) => c.runs)))])];
+  // On a stand-in model the first line says that nothing here reproduces the paper (./stand-in.ts).
+  const standIn = standInSentence(runs);
+  const text = [standIn && `**${standIn}**`, s.text].filter(Boolean).join(' ');
+  if (text) parts.push(text, '');
   for (const sbs of s.sideBySide ?? []) {
     const t = sideBySideTable(sbs);
     parts.push(`## ${sbs.table.paper} ${sbs.table.table}`, '', tableToMarkdown({ ...t, titles: undefined }), '');
   }
   for (const t of s.tables ?? []) parts.push(tableToMarkdown({ ...t, titles: undefined }), '');
-  const runs = [...(s.runs ?? [...new Set((s.sideBySide ?? []).flatMap((x) => x.cells.flatMap((c) => c.runs)))])];
   const metric = s.metric ?? 'test_spearman';
   parts.push('## Runs', '');
   if (runs.length === 0) parts.push('No runs.');

@@ -17,6 +17,7 @@
  * Pairs: 'adjacent' (default; each row against the next one down in the paper's order, which is
  * what reproducing the ranking takes), 'all', or an explicit list of [better, worse] rows.
  */
+import { STAND_IN_WORDS, standInModels, verdictWords } from './stand-in.js';
 import { InputError } from '../util/errors.js';
 import { looseName } from '../paper/lookup.js';
 import type { SimpleTable, TableValue } from '../util/table.js';
@@ -55,8 +56,10 @@ export interface OrderingCheck {
   ordering: 'reproduced' | 'reversed' | 'tied' | 'not run' | 'paper ties';
   /** Which test decided, and its numbers; or why none could. */
   reason: string;
-  /** The ordering and the noise verdict in a few words, e.g. "reproduced, within noise". */
+  /** The ordering and the noise verdict in a few words, e.g. "reproduced, within noise" (with ./stand-in.ts's words on a stand-in model). */
   summary: string;
+  /** Whether a side's run is a stand-in model (./stand-in.ts): the verdict then reproduces nothing. */
+  standIn?: boolean;
 }
 
 function refMatches(c: SideBySideCell, r: CellRef): boolean {
@@ -133,8 +136,9 @@ export function orderingVerdicts(s: SideBySide, options: OrderingOptions = {}): 
     const reproduced = oursDifference > 0;
     const n = noise(better, worse, options);
     const ordering = reproduced ? ('reproduced' as const) : oursDifference === 0 ? ('tied' as const) : ('reversed' as const);
-    const summary = `${ordering}${n.verdict === 'within noise' ? ', within noise' : n.verdict === 'undetermined' ? ' (noise undetermined)' : ', resolved'}`;
-    return { ...base, oursDifference, reproduced, ordering, verdict: n.verdict, reason: n.reason, summary };
+    const runs = [...better.runs, ...worse.runs];
+    const summary = verdictWords(`${ordering}${n.verdict === 'within noise' ? ', within noise' : n.verdict === 'undetermined' ? ' (noise undetermined)' : ', resolved'}`, runs);
+    return { ...base, oursDifference, reproduced, ordering, verdict: n.verdict, reason: n.reason, summary, ...(standInModels(runs).length ? { standIn: true } : {}) };
   });
 }
 
@@ -151,7 +155,7 @@ export function orderingTable(checks: readonly OrderingCheck[], options: { capti
     c.worse,
     signed(c.paperDifference, d),
     c.oursDifference === undefined ? '' : signed(c.oursDifference, d),
-    c.ordering,
+    c.standIn ? `${c.ordering} (${STAND_IN_WORDS})` : c.ordering,
     c.verdict,
   ]);
   const titles = checks.map((c) => [...(hasGroups ? [''] : []), ...(manyColumns ? [''] : []), '', '', '', '', '', c.reason]);
@@ -162,7 +166,7 @@ export function orderingTable(checks: readonly OrderingCheck[], options: { capti
     columns,
     rows,
     notes: [
-      `${reproduced} of ${measured} measured orderings reproduced; noise: resolved / within noise at ${Math.round((options.level ?? 0.95) * 100)}% (hover for the test and its numbers), undetermined where no test applies.`,
+      `${checks.some((c) => c.standIn) ? `On stand-in models, reproducing nothing: ` : ''}${reproduced} of ${measured} measured orderings reproduced; noise: resolved / within noise at ${Math.round((options.level ?? 0.95) * 100)}% (hover for the test and its numbers), undetermined where no test applies.`,
     ],
     titles,
   };

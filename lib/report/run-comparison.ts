@@ -11,6 +11,7 @@
  * The two sidecars must hold the same gold values in the same order (the same test pairs);
  * anything else is an error naming both files.
  */
+import { verdictWords } from './stand-in.js';
 import { InputError } from '../util/errors.js';
 import type { SimpleTable, TableValue } from '../util/table.js';
 import type { PaperNumber } from '../paper/types.js';
@@ -127,7 +128,7 @@ export function comparisonTable(comparisons: readonly RunComparison[], options: 
     `[${signed(c.ci.low * 100, d)}, ${signed(c.ci.high * 100, d)}]`,
     pValueText(c.bootstrapP),
     pValueText(c.permutationP),
-    c.verdict.verdict,
+    verdictWords(c.verdict.verdict, [c.runA, c.runB]),
   ]);
   const titles = comparisons.map((c) => [
     `${c.runA.record.experiment}/${c.runA.record.runId}`,

@@ -3,8 +3,8 @@
  * (no pretrained weights are on this project's machines, and a rehearsal measures shapes, not
  * quality). A model the machine can load (a local folder, the Hub cache) is loaded as it is;
  * otherwise one of the configs the papers name (lib/models/model-from-config.ts `KNOWN_CONFIGS`:
- * bert-base-uncased, LLaMA-2 7B and 13B) is instantiated with HF's initialisation — for real when
- * its training state fits this machine comfortably, else on the shape-only backend
+ * bert-base-uncased, LLaMA-2 7B and 13B, OPT 125M–66B) is instantiated with HF's initialisation —
+ * for real when its training state fits this machine comfortably, else on the shape-only backend
  * (lib/backend/shape-only), which holds no values at all.
  *
  * Tokenizers: bert-base-uncased's WordPiece from the shared folder (models/bert-base-uncased-tokenizer);
@@ -12,13 +12,14 @@
  * (models/gpt2-tokenizer, left padding) counts the tokens — a 50k vocabulary against LLaMA-2's 32k,
  * so its counts are close, not equal; texts are cut at the recipe's max length either way. Its ids
  * are folded into the decoder's vocabulary (id mod vocab_size): the counts and shapes stay GPT-2's,
- * and the embedding lookup stays in range.
+ * and the embedding lookup stays in range. OPT tokenizes with GPT-2's BPE itself (plus its `</s>`
+ * BOS), so its counts are exact.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { locateSharedDir } from '../../config.js';
 import { loadModel } from '../../models/auto.js';
-import { KNOWN_CONFIGS, modelFromConfig, type KnownModel } from '../../models/model-from-config.js';
+import { KNOWN_CONFIGS, modelFromConfig, parameterCountOfConfig, type KnownModel } from '../../models/model-from-config.js';
 import { HfTokenizer } from '../../models/tokenizers/hf.js';
 import type { BatchOptions, EncodedText, LoadedModel, TextModel, TextTokenizer, TokenBatch } from '../../models/types.js';
 import { InputError, UnavailableError } from '../../util/errors.js';
@@ -42,6 +43,8 @@ export interface RehearsalModelSpec {
 }
 
 function parametersOf(config: Readonly<Record<string, unknown>>): number {
+  // OPT (ffn_dim, projections, learned positions): counted from its parameter shapes.
+  if (config.model_type === 'opt') return parameterCountOfConfig(config);
   // Built shape-only by the caller when it matters; here from the config's arithmetic.
   const h = Number(config.hidden_size);
   const layers = Number(config.num_hidden_layers);
@@ -83,6 +86,11 @@ class FoldedTokenizer implements TextTokenizer {
   pad(rows: EncodedText[], opts?: BatchOptions): TokenBatch {
     return this.folded(this.inner.pad(rows, opts));
   }
+  /** The inner tokenizer's text of the ids (a folded id decodes as the lower id it became: another word, the same count). */
+  decode(ids: readonly number[]): string {
+    if (!this.inner.decode) throw new Error('the rehearsal tokenizer cannot decode');
+    return this.inner.decode(ids);
+  }
   private folded(b: TokenBatch): TokenBatch {
     return { ...b, inputIds: b.inputIds.map((id) => id % this.vocab) };
   }
@@ -97,6 +105,13 @@ export function rehearsalTokenizer(config: Readonly<Record<string, unknown>>): {
   }
   const dir = sharedModelDir('gpt2-tokenizer');
   if (!dir) throw new UnavailableError("the rehearsal counts a decoder's tokens with the shared folder's models/gpt2-tokenizer, which is not here");
+  if (config.model_type === 'opt') {
+    // OPT's tokenizer is GPT-2's byte-level BPE (its vocab.json numbers the same tokens in another
+    // order) with `</s>` as BOS and pad 1: the counts are OPT's exactly, the ids GPT-2's.
+    const bos = Number(config.bos_token_id ?? 2);
+    const pad = Number(config.pad_token_id ?? 1);
+    return { tokenizer: new FoldedTokenizer(HfTokenizer.fromDir(dir, { padSide: 'left', padId: pad, bosId: bos }), Number(config.vocab_size)), note: "GPT-2's BPE with OPT's BOS: OPT's token counts" };
+  }
   const gpt2 = HfTokenizer.fromDir(dir, { padSide: 'left', padId: 0 });
   return { tokenizer: new FoldedTokenizer(gpt2, Number(config.vocab_size)), note: "GPT-2's BPE counting LLaMA-2's tokens" };
 }

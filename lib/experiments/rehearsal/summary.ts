@@ -73,6 +73,29 @@ export function readRehearsalSummary(dir: string): RehearsalSummary {
 }
 
 const GB = (b: number) => `${(b / 1e9).toFixed(1)} GB`;
+const hours = (h: number) => (h < 0.1 ? `${(h * 60).toFixed(1)} min` : `${h.toFixed(1)} h`);
+
+/**
+ * One line per notebook: its planned runs, the largest projected H100 peak, and its projected
+ * hours — one seed, and with training repeated over `seeds` seeds (the paper preset's three;
+ * evaluations run once). Each notebook alone: a run another notebook already finished is reused
+ * and costs nothing, so the sum over notebooks is an upper bound.
+ */
+export function rehearsalNotebookTable(rows: readonly RehearsalRow[], seeds = 3): SimpleTable {
+  const notebooks = [...new Set(rows.map((r) => r.notebook))];
+  return {
+    caption: 'Per notebook: projected onto one H100 80 GB',
+    columns: ['notebook', 'runs (training / evaluation)', 'largest H100 peak', 'hours, one seed', `hours, ${seeds} seeds`, 'not ok'],
+    rows: notebooks.map((n) => {
+      const mine = rows.filter((r) => r.notebook === n);
+      const training = mine.filter((r) => r.kind !== 'encode');
+      const one = mine.reduce((a, r) => a + r.projectedHoursH100, 0);
+      const all = one + (seeds - 1) * training.reduce((a, r) => a + r.projectedHoursH100, 0);
+      const bad = mine.filter((r) => r.status !== 'ok');
+      return [n, `${training.length} / ${mine.length - training.length}`, GB(Math.max(0, ...mine.map((r) => r.projectedPeakBytesH100))), hours(one), hours(all), bad.length ? bad.map((r) => `${r.run}: ${r.status}`).join('; ') : ''];
+    }),
+  };
+}
 
 /** The rows as a table (what summary.md and the notebooks show). */
 export function rehearsalTable(rows: readonly RehearsalRow[], caption = 'Rehearsal: every planned run at the papers\' shapes, projected onto one H100 80 GB'): SimpleTable {
@@ -88,7 +111,7 @@ export function rehearsalTable(rows: readonly RehearsalRow[], caption = 'Rehears
       r.stepSeconds === null ? `shape-only (${r.backend})` : `${r.stepSeconds.toFixed(1)} s (${r.backend})`,
       GB(r.peakBytes),
       GB(r.projectedPeakBytesH100),
-      r.projectedHoursH100 < 0.1 ? `${(r.projectedHoursH100 * 60).toFixed(1)} min` : r.projectedHoursH100.toFixed(1),
+      hours(r.projectedHoursH100),
       r.status,
       r.why,
     ]),
@@ -105,7 +128,7 @@ function render(dir: string, all: readonly RehearsalRow[]): void {
   writeFileAtomicSync(join(dir, REHEARSAL_SUMMARY), `${JSON.stringify({ rows: all }, null, 1)}\n`);
   writeFileAtomicSync(
     join(dir, 'summary.md'),
-    `# Rehearsal\n\n${all.length} planned runs of ${new Set(all.map((r) => r.notebook)).size} notebooks: ${all.length - failed - tooBig} ok, ${tooBig} do not fit one H100 80 GB, ${failed} failed.\n\n${tableToMarkdown(rehearsalTable(all))}\n`,
+    `# Rehearsal\n\n${all.length} planned runs of ${new Set(all.map((r) => r.notebook)).size} notebooks: ${all.length - failed - tooBig} ok, ${tooBig} do not fit one H100 80 GB, ${failed} failed.\n\n${tableToMarkdown(rehearsalNotebookTable(all))}\n\n${tableToMarkdown(rehearsalTable(all))}\n`,
   );
 }
 
@@ -115,6 +138,8 @@ export function writeRehearsalRows(dir: string, notebook: string, rows: readonly
   const kept = readRehearsalSummary(dir).rows.filter((r) => !(r.notebook === notebook && runs.has(r.run)));
   const all = [...kept, ...rows].sort((a, b) => a.notebook.localeCompare(b.notebook));
   render(dir, all);
+  // The notebook's results folder exists once it rehearsed, as after a run with no records (a table read from it is empty, not an unknown experiment).
+  mkdirSync(join(dir, notebook), { recursive: true });
   return join(dir, REHEARSAL_SUMMARY);
 }
 

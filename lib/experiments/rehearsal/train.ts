@@ -163,7 +163,11 @@ export async function rehearseTraining(o: RehearseTrainingOptions): Promise<Rehe
       data = `real (${full.name})`;
     } else {
       totalExamples = registrySize(recipe.task) ?? stepExamples;
-      const synthetic = syntheticExamples(kindOf(t.labels), stepExamples, c.maxLength, t.labels, recipe.positivesOnly !== undefined);
+      // Graded labels where the objective's in-batch negatives want 0/1 (AnglE's default, e.g. LLM-generated pairs as a 0/1 task) are drawn as 0/1.
+      const objective = c.objective as { name?: string; loss?: { ibnPositives?: unknown } } | undefined;
+      const binaryIbn = objective?.name === 'angle' && (objective.loss?.ibnPositives ?? 'binary') === 'binary';
+      const labels = t.labels === 'graded' && binaryIbn ? 'binary' : t.labels;
+      const synthetic = syntheticExamples(kindOf(labels), stepExamples, c.maxLength, labels, recipe.positivesOnly !== undefined);
       train = recipeTaskData({ ...recipe, positivesOnly: undefined }, stepData(synthetic), tok).train;
       tokensPerEpoch = totalExamples * TEXTS_PER_EXAMPLE[synthetic.kind] * Math.max(...train.items.slice(0, 1).flatMap((e) => textsOf(e).map(count)));
       data = `synthetic: ${totalExamples.toLocaleString('en-US')} examples (the registry's size), every text at max length ${c.maxLength}`;
