@@ -1,12 +1,15 @@
 /**
  * A TransformerModel (./transformer-model.ts) whose linear layers can carry adapters
  * (./adapters/types.ts: LoRA): the bookkeeping of attached adapters, their parameters joining the
- * model's, the adapted linear layer y = x Wᵀ (+ b) + delta(x), and the base weights without the
+ * model's, the adapted linear layer y = x Wᵀ (+ b) + delta(x), the frozen base weights kept in 16
+ * or 4 bits under the adapters (QLoRA; `storeFrozenBase`), and the base weights without the
  * adapters (to write a checkpoint). The decoders (./llama/, ./opt/) extend it; an architecture
  * names its adaptable layers in `linearModules()`, adds `forward`, and declares
  * `implements AdaptableModel`.
  */
 import { backendCapabilities, tf } from '../backend/index.js';
+import { isShapeOnlyBackend } from '../backend/shape-only/index.js';
+import { disposeFrozenWeight, frozenLinear, frozenWeightBytes, makeFrozenWeight, type BaseStorage, type FrozenWeight } from '../ops/frozen-linear.js';
 import { InputError } from '../util/errors.js';
 import type { AdapterContext, LinearAdapter } from './adapters/types.js';
 import { TransformerModel, type TransformerDimensions } from './transformer-model.js';
@@ -55,18 +58,75 @@ export abstract class AdaptableTransformerModel<C extends TransformerDimensions>
   }
 
   /**
-   * x Wᵀ (+ b when `bias`) with a PyTorch-layout [out, in] weight `<module>.weight`, plus the
-   * module's adapter output if it has one (the adapter sees the same x as the layer).
+   * Frozen linear weights kept in 16 or 4 bits (`storeFrozenBase`), by module: their float32
+   * variables are gone and `linear` decodes them per call (../ops/frozen-linear.ts).
+   */
+  private readonly storedBases = new Map<string, FrozenWeight>();
+
+  /**
+   * Keeps every frozen linear weight of `linearModules()` in `format` — the checkpoint's own 16
+   * bits ('fp16' for LLaMA-2's and OPT's Hub files, 'bf16'), or NF4 as QLoRA (`doubleQuant` for
+   * its double quantisation) — instead of float32, and frees the float32 copy. Call after
+   * attaching adapters (they freeze the base); trainable weights and biases stay float32. On the
+   * shape-only backend no values are read (the stored tensors only have their sizes). Returns the
+   * modules stored. Afterwards mergeLora and baseWeights() have no float32 base to work on for
+   * those modules.
+   */
+  storeFrozenBase(format: Exclude<BaseStorage, 'fp32'>, opts: { doubleQuant?: boolean } = {}): string[] {
+    const stored: string[] = [];
+    const shapeOnly = isShapeOnlyBackend();
+    for (const [module, [out, inp]] of this.linearModules()) {
+      const name = `${module}.weight`;
+      const v = this.params.get(name);
+      if (!v || v.trainable || this.storedBases.has(module)) continue;
+      const values = shapeOnly ? undefined : (v.dataSync() as Float32Array);
+      this.storedBases.set(module, makeFrozenWeight(values, [out, inp], format, opts));
+      this.parameters.remove(name);
+      v.dispose();
+      stored.push(module);
+    }
+    return stored;
+  }
+
+  /** Bytes of the frozen weights kept in 16 or 4 bits. */
+  storedBaseBytes(): number {
+    let n = 0;
+    for (const w of this.storedBases.values()) n += frozenWeightBytes(w);
+    return n;
+  }
+
+  /**
+   * x Wᵀ (+ b when `bias`) with a PyTorch-layout [out, in] weight `<module>.weight` — decoded from
+   * its 16- or 4-bit storage when it has one — plus the module's adapter output if it has one (the
+   * adapter sees the same x as the layer).
    */
   protected linear(x: tf.Tensor, module: string, ctx: AdapterContext, bias = false): tf.Tensor {
-    const w = this.p(`${module}.weight`);
-    const shape = x.shape;
-    const x2 = tf.reshape(x, [-1, shape[shape.length - 1]]) as tf.Tensor2D;
-    let y = backendCapabilities().matMulTransposeIsFree ? tf.matMul(x2, w, false, true) : tf.matMul(x2, tf.transpose(w));
-    if (bias) y = tf.add(y, this.p(`${module}.bias`));
-    const adapter = this.attached.get(module);
-    if (adapter) y = tf.add(y, adapter.delta(x2, ctx));
-    return tf.reshape(y, [...shape.slice(0, -1), w.shape[0]]);
+    // In a scope of its own: x Wᵀ before the bias and the adapter's update are added is freed right away.
+    return tf.tidy(() => {
+      const stored = this.storedBases.get(module);
+      const shape = x.shape;
+      const x2 = tf.reshape(x, [-1, shape[shape.length - 1]]) as tf.Tensor2D;
+      let y: tf.Tensor;
+      let out: number;
+      if (stored) {
+        y = frozenLinear(x2, stored);
+        out = stored.shape[0];
+      } else {
+        const w = this.p(`${module}.weight`);
+        y = backendCapabilities().matMulTransposeIsFree ? tf.matMul(x2, w, false, true) : tf.matMul(x2, tf.transpose(w));
+        out = w.shape[0];
+      }
+      if (bias) y = tf.add(y, this.p(`${module}.bias`));
+      const adapter = this.attached.get(module);
+      if (adapter) y = tf.add(y, adapter.delta(x2, ctx));
+      return tf.reshape(y, [...shape.slice(0, -1), out]);
+    });
+  }
+
+  override numParameters(): number {
+    let n = super.numParameters();
+    for (const w of this.storedBases.values()) n += w.shape[0] * w.shape[1];
+    return n;
   }
 
   /** The current values of the model's own parameters (adapters excluded), e.g. to write an HF directory. */
@@ -80,6 +140,8 @@ export abstract class AdaptableTransformerModel<C extends TransformerDimensions>
   }
 
   override dispose(): void {
+    for (const w of this.storedBases.values()) disposeFrozenWeight(w);
+    this.storedBases.clear();
     super.dispose();
     this.attached.clear();
   }

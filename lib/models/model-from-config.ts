@@ -8,6 +8,7 @@
  *   const model = modelFromConfig(KNOWN_CONFIGS['NousResearch/Llama-2-7b-hf']);
  *   const bert = modelFromConfig(KNOWN_CONFIGS['google-bert/bert-base-uncased'], { init: 'normal', seed: 1 });
  *   const tiny = modelFromConfig({ ...KNOWN_CONFIGS['NousResearch/Llama-2-7b-hf'], num_hidden_layers: 2 });
+ *   const opt = modelFromConfig(KNOWN_CONFIGS['facebook/opt-350m']);   // post-LN, project_in/out
  *
  * The weights reach the model constructor one tensor at a time (a lazily filled map), so the host
  * never holds more than one parameter's values; on the shape-only backend every parameter is a
@@ -22,10 +23,30 @@ import { bertParameterShapes } from './bert/weights.js';
 import { parseLlamaConfig } from './llama/config.js';
 import { LlamaModel } from './llama/model.js';
 import { llamaParameterShapes } from './llama/weights.js';
+import { parseOptConfig } from './opt/config.js';
+import { OptModel } from './opt/model.js';
+import { optParameterShapes } from './opt/weights.js';
+
+/**
+ * config.json of `facebook/opt-<size>` (PromptEOL's OPT rows), as the Hub's repositories serve it
+ * today (fields that change the computation; checked against the configs of opt-125m, -350m,
+ * -1.3b, -2.7b, -6.7b, -13b, -30b and -66b): every size pre-LN with its final LayerNorm but 350m,
+ * which is post-LN with word_embed_proj_dim 512 (project_in / project_out); ReLU, biases,
+ * vocabulary 50272, 2048 positions, BOS/EOS `</s>` (2), pad 1.
+ */
+function optConfig(hidden: number, layers: number, heads: number, ffn: number, extra: { word_embed_proj_dim?: number; do_layer_norm_before?: boolean } = {}) {
+  return {
+    _remove_final_layer_norm: false, activation_dropout: 0.0, activation_function: 'relu', architectures: ['OPTForCausalLM'], attention_dropout: 0.0,
+    bos_token_id: 2, do_layer_norm_before: extra.do_layer_norm_before ?? true, dropout: 0.1, enable_bias: true, eos_token_id: 2, ffn_dim: ffn,
+    hidden_size: hidden, init_std: 0.02, layer_norm_elementwise_affine: true, layerdrop: 0.0, max_position_embeddings: 2048, model_type: 'opt',
+    num_attention_heads: heads, num_hidden_layers: layers, pad_token_id: 1, vocab_size: 50272, word_embed_proj_dim: extra.word_embed_proj_dim ?? hidden,
+  } as const;
+}
 
 /**
  * config.json of the models the papers train, as the Hub serves them (checked against the
- * repositories' files): BERT-base (AnglE-BERT, SimCSE) and LLaMA-2 7B/13B (AnglE-LLaMA, PromptEOL).
+ * repositories' files): BERT-base (AnglE-BERT, SimCSE), LLaMA-2 7B/13B (AnglE-LLaMA, PromptEOL)
+ * and OPT 125M–66B (PromptEOL).
  */
 export const KNOWN_CONFIGS = {
   'google-bert/bert-base-uncased': {
@@ -43,6 +64,14 @@ export const KNOWN_CONFIGS = {
     intermediate_size: 13824, max_position_embeddings: 4096, model_type: 'llama', num_attention_heads: 40, num_hidden_layers: 40,
     num_key_value_heads: 40, pretraining_tp: 1, rms_norm_eps: 1e-5, rope_scaling: null, tie_word_embeddings: false, vocab_size: 32000,
   },
+  'facebook/opt-125m': optConfig(768, 12, 12, 3072),
+  'facebook/opt-350m': optConfig(1024, 24, 16, 4096, { word_embed_proj_dim: 512, do_layer_norm_before: false }),
+  'facebook/opt-1.3b': optConfig(2048, 24, 32, 8192),
+  'facebook/opt-2.7b': optConfig(2560, 32, 32, 10240),
+  'facebook/opt-6.7b': optConfig(4096, 32, 32, 16384),
+  'facebook/opt-13b': optConfig(5120, 40, 40, 20480),
+  'facebook/opt-30b': optConfig(7168, 48, 56, 28672),
+  'facebook/opt-66b': optConfig(9216, 64, 72, 36864),
 } as const;
 
 export type KnownModel = keyof typeof KNOWN_CONFIGS;
@@ -115,7 +144,8 @@ class LazyWeights extends Map<string, Weight> {
 }
 
 function isNormWeight(name: string): boolean {
-  return /LayerNorm\.weight$|layernorm\.weight$|(^|\.)norm\.weight$/.test(name);
+  // BERT's LayerNorm, LLaMA's input_layernorm / norm, OPT's self_attn_layer_norm / final_layer_norm.
+  return /LayerNorm\.weight$|layernorm\.weight$|layer_norm\.weight$|(^|\.)norm\.weight$/.test(name);
 }
 
 function isBias(name: string): boolean {
@@ -152,14 +182,40 @@ function valueMaker(opts: ModelFromConfigOptions, std: number): (name: string, s
 }
 
 /**
- * A BERT or LLaMA model (by `model_type`) built from a config.json object, with no checkpoint.
- * Throws InputError for a config the architecture's parser refuses.
+ * The parameter shapes of a config.json object (by `model_type`), as its architecture's weight
+ * map expects them; throws InputError for a config the architecture's parser refuses.
  */
-export function modelFromConfig(config: Readonly<Record<string, unknown>>, opts: ModelFromConfigOptions = {}): BertModel | LlamaModel {
+export function parameterShapesOfConfig(config: Readonly<Record<string, unknown>>): Map<string, number[]> {
+  const raw = { ...config };
+  switch (raw.model_type) {
+    case 'bert':
+      return bertParameterShapes(parseBertConfig(raw, 'config'));
+    case 'llama':
+      return llamaParameterShapes(parseLlamaConfig(raw, 'config'));
+    case 'opt':
+      return optParameterShapes(parseOptConfig(raw, 'config'));
+    default:
+      throw new InputError(`config model_type ${JSON.stringify(raw.model_type)}: modelFromConfig builds 'bert', 'llama' and 'opt'`);
+  }
+}
+
+/** The number of parameters a config.json object describes (the tied LM head counted once). */
+export function parameterCountOfConfig(config: Readonly<Record<string, unknown>>): number {
+  let n = 0;
+  for (const shape of parameterShapesOfConfig(config).values()) n += sizeOf(shape);
+  return n;
+}
+
+/**
+ * A BERT, LLaMA or OPT model (by `model_type`) built from a config.json object, with no
+ * checkpoint. Throws InputError for a config the architecture's parser refuses.
+ */
+export function modelFromConfig(config: Readonly<Record<string, unknown>>, opts: ModelFromConfigOptions = {}): BertModel | LlamaModel | OptModel {
   if (opts.init !== undefined && opts.init !== 'zeros' && opts.init !== 'normal') throw new UnknownNameError('initialisation', String(opts.init), ['zeros', 'normal']);
   const raw = { ...config };
   const type = raw.model_type;
-  const std = typeof raw.initializer_range === 'number' ? raw.initializer_range : 0.02;
+  // HF's standard deviation of the initial weights: initializer_range (BERT, LLaMA), init_std (OPT).
+  const std = typeof raw.initializer_range === 'number' ? raw.initializer_range : typeof raw.init_std === 'number' ? raw.init_std : 0.02;
   if (type === 'bert') {
     const cfg = parseBertConfig(raw, 'config');
     return new BertModel(cfg, new LazyWeights(bertParameterShapes(cfg), valueMaker(opts, std)), opts.dropoutSeed ?? 0);
@@ -168,5 +224,9 @@ export function modelFromConfig(config: Readonly<Record<string, unknown>>, opts:
     const cfg = parseLlamaConfig(raw, 'config');
     return new LlamaModel(cfg, new LazyWeights(llamaParameterShapes(cfg), valueMaker(opts, std)), opts.dropoutSeed ?? 0);
   }
-  throw new InputError(`config model_type ${JSON.stringify(type)}: modelFromConfig builds 'bert' and 'llama'`);
+  if (type === 'opt') {
+    const cfg = parseOptConfig(raw, 'config');
+    return new OptModel(cfg, new LazyWeights(optParameterShapes(cfg), valueMaker(opts, std)), opts.dropoutSeed ?? 0);
+  }
+  throw new InputError(`config model_type ${JSON.stringify(type)}: modelFromConfig builds 'bert', 'llama' and 'opt'`);
 }

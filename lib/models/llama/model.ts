@@ -28,8 +28,6 @@ import { AdaptableTransformerModel } from '../adaptable-transformer-model.js';
 import { positionsFromMask, type DecoderInput, type DecoderOptions, type DecoderOutput, type KvCache } from '../causal-decoder.js';
 import { causalPaddingMask, groupedQueryAttention } from '../../ops/attention.js';
 import { blockedAttention } from '../../ops/blocked-attention.js';
-import { disposeFrozenWeight, frozenLinear, frozenWeightBytes, makeFrozenWeight, type BaseStorage, type FrozenWeight } from '../../ops/frozen-linear.js';
-import { isShapeOnlyBackend } from '../../backend/shape-only/index.js';
 import { checkpoint, replayingDropout, trainableUnder } from '../../ops/checkpoint.js';
 import { fusedDropout } from '../../ops/dropout.js';
 import { rmsNorm } from '../../ops/rms-norm.js';
@@ -55,7 +53,7 @@ interface DecoderStep {
   training: boolean;
 }
 
-/** Parameters, adapters and the adapted linear layer come from AdaptableTransformerModel (../adaptable-transformer-model.ts). */
+/** Parameters, adapters, the adapted linear layer and the frozen base in 16 or 4 bits come from AdaptableTransformerModel (../adaptable-transformer-model.ts). */
 export class LlamaModel extends AdaptableTransformerModel<LlamaConfig> implements AdaptableModel {
   private readonly invFreq: Float32Array;
 
@@ -71,70 +69,6 @@ export class LlamaModel extends AdaptableTransformerModel<LlamaConfig> implement
   /** Attention dropout (LLaMA's only dropout; adapters have their own). */
   protected override applyDropout(p: number): void {
     this.config.attentionDropout = p;
-  }
-
-  /**
-   * Frozen linear weights kept in 16 or 4 bits (`storeFrozenBase`), by module: their float32
-   * variables are gone and `linear` decodes them per call (../../ops/frozen-linear.ts).
-   */
-  private readonly storedBases = new Map<string, FrozenWeight>();
-
-  /**
-   * Keeps every frozen linear weight of the decoder layers in `format` — the checkpoint's own
-   * 16 bits ('fp16' for LLaMA-2's Hub files, 'bf16'), or NF4 as QLoRA (`doubleQuant` for its
-   * double quantisation) — instead of float32, and frees the float32 copy. Call after attaching
-   * adapters (they freeze the base); trainable weights stay float32. On the shape-only backend
-   * no values are read (the stored tensors only have their sizes). Returns the modules stored.
-   * Afterwards mergeLora and baseWeights() have no float32 base to work on for those modules.
-   */
-  storeFrozenBase(format: Exclude<BaseStorage, 'fp32'>, opts: { doubleQuant?: boolean } = {}): string[] {
-    const stored: string[] = [];
-    const shapeOnly = isShapeOnlyBackend();
-    for (const [module, [out, inp]] of this.linearModules()) {
-      const name = `${module}.weight`;
-      const v = this.params.get(name);
-      if (!v || v.trainable || this.storedBases.has(module)) continue;
-      const values = shapeOnly ? undefined : (v.dataSync() as Float32Array);
-      this.storedBases.set(module, makeFrozenWeight(values, [out, inp], format, opts));
-      this.parameters.remove(name);
-      v.dispose();
-      stored.push(module);
-    }
-    return stored;
-  }
-
-  /** Bytes of the frozen weights kept in 16 or 4 bits. */
-  storedBaseBytes(): number {
-    let n = 0;
-    for (const w of this.storedBases.values()) n += frozenWeightBytes(w);
-    return n;
-  }
-
-  /** x Wᵀ plus the module's adapter; W decoded from its 16- or 4-bit storage when it has one. */
-  protected override linear(x: tf.Tensor, module: string, ctx: AdapterContext, bias = false): tf.Tensor {
-    // In a scope of its own: x Wᵀ before the adapter's update is added is freed right away.
-    return tf.tidy(() => {
-      const stored = this.storedBases.get(module);
-      if (!stored) return super.linear(x, module, ctx, bias);
-      const shape = x.shape;
-      const x2 = tf.reshape(x, [-1, shape[shape.length - 1]]) as tf.Tensor2D;
-      let y = frozenLinear(x2, stored);
-      const adapter = this.adapters().get(module);
-      if (adapter) y = tf.add(y, adapter.delta(x2, ctx));
-      return tf.reshape(y, [...shape.slice(0, -1), stored.shape[0]]);
-    });
-  }
-
-  override numParameters(): number {
-    let n = super.numParameters();
-    for (const w of this.storedBases.values()) n += w.shape[0] * w.shape[1];
-    return n;
-  }
-
-  override dispose(): void {
-    for (const w of this.storedBases.values()) disposeFrozenWeight(w);
-    this.storedBases.clear();
-    super.dispose();
   }
 
   override linearModules(): Map<string, readonly [number, number]> {

@@ -1,6 +1,6 @@
 /**
- * What an ONNX exporter of one architecture is, and the table of those that exist (the one place
- * that knows which architectures ONNX Runtime can run): an exporter turns a loaded TextModel and
+ * What an ONNX exporter of one architecture is (each architecture's row in ../auto.ts names its
+ * own, so that table stays the one place that knows the architectures): an exporter turns a loaded TextModel and
  * its current weights into an ONNX graph with the inputs every encoder graph of this project has
  * (`input_ids`, `attention_mask`, `token_type_ids`: int64 [batch, sequence], both dimensions
  * dynamic) and the outputs it names (`last_hidden_state` [batch, sequence, hidden], and with
@@ -8,11 +8,21 @@
  */
 import type { TextModel } from '../types.js';
 import type { ModelMessage } from './proto.js';
-import { bertOnnxExporter } from '../bert/onnx-graph.js';
 
 export interface OnnxExportOptions {
   /** Also output HF's hidden_states (embeddings, then every layer) and the pooler output. */
   hiddenStates: boolean;
+  /**
+   * ONNX Runtime's fused operators (com.microsoft Attention, SkipLayerNormalization, …) where the
+   * exporter has them, instead of standard ONNX operators only (which any ONNX runtime runs).
+   */
+  fused?: boolean;
+  /**
+   * int8 dynamic quantisation of the dense layers (weights per output column, symmetric; the
+   * activations quantised per batch by ONNX Runtime): faster, less exact; for exploratory runs,
+   * never for a number set beside a paper's. Fused graphs only.
+   */
+  quantize?: 'int8';
 }
 
 export interface ExportedOnnxGraph {
@@ -38,16 +48,6 @@ export interface OnnxExporter {
   /** Everything besides the weights that decides the graph (the config), as a stable string. */
   signature(model: TextModel): string;
   export(model: TextModel, opts: OnnxExportOptions): ExportedOnnxGraph;
-}
-
-const EXPORTERS: readonly OnnxExporter[] = [bertOnnxExporter];
-
-/** The architectures that have an ONNX exporter. */
-export const ONNX_ARCHITECTURES: readonly string[] = EXPORTERS.map((e) => e.architecture);
-
-/** The exporter of `architecture`, or undefined when there is none. */
-export function onnxExporterFor(architecture: string): OnnxExporter | undefined {
-  return EXPORTERS.find((e) => e.architecture === architecture);
 }
 
 /** Graph input names shared by every exported encoder graph. */

@@ -12,7 +12,7 @@ import { ONNX_ATTRIBUTE_TYPE, ONNX_DTYPE, type AttributeMessage, type GraphMessa
 /** A dimension: a fixed size, or a name for a size known only at run time. */
 export type Dim = number | string;
 
-export type InitializerData = Float32Array | Int32Array | BigInt64Array;
+export type InitializerData = Float32Array | Int32Array | BigInt64Array | Int8Array;
 
 /** An attribute value, tagged with its ONNX type. */
 export type Attribute = { f: number } | { i: number } | { s: string } | { floats: number[] } | { ints: number[] };
@@ -27,6 +27,7 @@ export interface NodeOptions {
 function elemTypeOf(data: InitializerData): OnnxElemType {
   if (data instanceof Float32Array) return ONNX_DTYPE.float;
   if (data instanceof Int32Array) return ONNX_DTYPE.int32;
+  if (data instanceof Int8Array) return ONNX_DTYPE.int8;
   return ONNX_DTYPE.int64;
 }
 

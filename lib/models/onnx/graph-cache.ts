@@ -12,12 +12,19 @@
  * appears by one rename, so a reader never sees half of it; a folder whose files do not match its
  * manifest is corrupt, named in the log, and rebuilt. Least recently used graphs beyond
  * `maxBytes` (default 4 GiB) are removed after each build.
+ *
+ * Aliases (`aliases/<key>.json`) name a graph folder by what a caller knows before loading any
+ * weights: the weight files' sha256, the config and the export options (onnxGraphAliasKey). An
+ * inference-only load (lib/embed/engines/onnx-inference-model.ts) finds its graph through one and
+ * never builds the tfjs model; the alias is only a pointer, so a missing or corrupt folder behind
+ * it is simply a miss.
  */
 import { createHash } from 'node:crypto';
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
+import { writeFileAtomicSync } from '../../util/atomic-write.js';
 import type { TextModel } from '../types.js';
 import type { ExportedOnnxGraph, OnnxExporter, OnnxExportOptions } from './exporter.js';
 import { writeOnnxModel } from './model-file.js';
@@ -83,6 +90,51 @@ export function onnxGraphKey(model: TextModel, exporter: OnnxExporter, opts: Onn
   return h.digest('hex');
 }
 
+/**
+ * The alias key of a graph known by its files rather than its loaded parameters: sha256 over the
+ * exporter and its version, the options, the model's config.json text and its weight files' sha256.
+ */
+export function onnxGraphAliasKey(exporter: Pick<OnnxExporter, 'architecture' | 'version'>, opts: OnnxExportOptions, configText: string, weightsSha256: string): string {
+  return createHash('sha256')
+    .update(JSON.stringify({ format: CACHE_FORMAT, alias: 1, architecture: exporter.architecture, version: exporter.version, opts, weightsSha256 }))
+    .update('\n')
+    .update(configText)
+    .digest('hex');
+}
+
+const ALIAS_DIR = 'aliases';
+
+/** The cached graph an alias points to, when the alias and the folder behind it are intact; else undefined. */
+export function cachedOnnxGraphByAlias(alias: string, cache: Pick<OnnxGraphCacheOptions, 'dir' | 'log'> = {}): CachedOnnxGraph | undefined {
+  const root = cache.dir ?? onnxCacheDir();
+  const file = join(root, ALIAS_DIR, `${alias}.json`);
+  if (!existsSync(file)) return undefined;
+  let folder: string;
+  let key: string;
+  try {
+    ({ folder, key } = JSON.parse(readFileSync(file, 'utf8')) as { folder: string; key: string });
+  } catch {
+    return undefined;
+  }
+  const dir = join(root, folder);
+  if (typeof folder !== 'string' || folder.includes('/') || !existsSync(dir)) return undefined;
+  const { manifest, problem } = checkEntry(dir, key);
+  if (!manifest) {
+    cache.log?.(`onnx: cached graph ${dir} (through alias ${alias.slice(0, 12)}…) is unusable (${problem}); it will be rebuilt`);
+    return undefined;
+  }
+  const now = new Date();
+  utimesSync(join(dir, MANIFEST_FILE), now, now);
+  return { path: join(dir, MODEL_FILE), key, outputs: manifest.outputs, built: false };
+}
+
+/** Records that `alias` names this cached graph. */
+export function rememberOnnxGraphAlias(alias: string, graph: CachedOnnxGraph, cache: Pick<OnnxGraphCacheOptions, 'dir'> = {}): void {
+  const root = cache.dir ?? onnxCacheDir();
+  mkdirSync(join(root, ALIAS_DIR), { recursive: true });
+  writeFileAtomicSync(join(root, ALIAS_DIR, `${alias}.json`), JSON.stringify({ folder: basename(dirname(graph.path)), key: graph.key }) + '\n');
+}
+
 /** sha256 of a file, read in 16 MiB pieces (a whole BERT-base weight file at once would add 0.4 GiB to the peak). */
 function sha256File(path: string): string {
   const h = createHash('sha256');
@@ -118,7 +170,7 @@ function checkEntry(dir: string, key: string): { manifest?: Manifest; problem?: 
 /** Removes the least recently used graph folders until the cache holds at most maxBytes (never `keep`). */
 function prune(dir: string, maxBytes: number, keep: string, log?: (line: string) => void): void {
   const entries = readdirSync(dir)
-    .filter((e) => !e.includes('.tmp-'))
+    .filter((e) => !e.includes('.tmp-') && e !== ALIAS_DIR)
     .map((e) => join(dir, e))
     .filter((p) => existsSync(join(p, MANIFEST_FILE)))
     .map((p) => ({ p, used: statSync(join(p, MANIFEST_FILE)).mtimeMs, bytes: readdirSync(p).reduce((s, f) => s + statSync(join(p, f)).size, 0) }))

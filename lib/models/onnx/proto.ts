@@ -12,7 +12,7 @@
 import protobuf from 'protobufjs/light.js';
 
 /** TensorProto.DataType values used here. */
-export const ONNX_DTYPE = { float: 1, int32: 6, int64: 7 } as const;
+export const ONNX_DTYPE = { float: 1, int8: 3, int32: 6, int64: 7 } as const;
 export type OnnxElemType = (typeof ONNX_DTYPE)[keyof typeof ONNX_DTYPE];
 
 /** AttributeProto.AttributeType values used here. */

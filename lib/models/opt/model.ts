@@ -28,12 +28,15 @@
  *
  * In training, dropout follows the config (`dropout` on the attention and feed-forward outputs,
  * `attention_dropout` on the probabilities), and LayerDrop skips a layer with probability
- * `layerdrop`; all draws come from the model's seeded dropout counter. Parameters are tf.Variables
+ * `layerdrop`; all draws come from the model's seeded dropout counter. With `checkpointing` each
+ * layer is one op that keeps only its input and is recomputed in backward (../../ops/checkpoint.ts;
+ * the same gradients, for one more forward pass). Parameters are tf.Variables
  * under OPTForCausalLM's names (./weights.ts); linear layers of the decoder layers can carry
  * adapters (../adapters/: LoRA).
  */
 import { backendCapabilities, tf } from '../../backend/index.js';
 import { causalPaddingMask, groupedQueryAttention } from '../../ops/attention.js';
+import { checkpoint, replayingDropout, trainableUnder } from '../../ops/checkpoint.js';
 import { fusedDropout } from '../../ops/dropout.js';
 import { fusedLayerNorm } from '../../ops/layer-norm.js';
 import { mulberry32Uniform } from '../../util/mulberry32.js';
@@ -188,6 +191,13 @@ export class OptModel extends AdaptableTransformerModel<OptConfig> implements Ad
         if (opts.outputHiddenStates) hidden.push(h as tf.Tensor3D);
         if (this.dropsLayer(training)) {
           if (opts.cache || opts.returnCache) throw new InputError('LayerDrop (training with layerdrop > 0) cannot keep a KV cache: a skipped layer has no keys and values');
+          continue;
+        }
+        if (opts.checkpointing && !opts.cache && !opts.returnCache) {
+          // One recomputed op per layer that keeps only its input (../../ops/checkpoint.ts), its
+          // dropout masks redrawn from the same seeds in backward; keys and values are not kept.
+          const fn = replayingDropout(this, (x: tf.Tensor, m: tf.Tensor) => tf.tidy(() => this.layer(x, l, m, input, opts, ctx, training).h));
+          h = checkpoint(fn, h, trainableUnder(this.params, `${p}layers.${l}.`), [mask]);
           continue;
         }
         const layer = this.layer(h, l, mask, input, opts, ctx, training);
