@@ -1,32 +1,36 @@
 /**
- * CPU encoding benchmark (issue 21): BERT-base (random init, HF's initialisation, bert-base-uncased
- * config and tokenizer, 109.5M parameters) embedding the first 2,000 STS-B test sentences
- * (a1, b1, a2, b2, …) at max length 64 with [CLS] pooling in fp32, in identical batches (longest
- * first, each padded to its longest row) of 32, 64 and 128, on every engine of ours against PyTorch:
+ * CPU encoding benchmark (issues 21 and 29): BERT-base (random init, HF's initialisation,
+ * bert-base-uncased config and tokenizer, 109.5M parameters) embedding the first `--sentences`
+ * STS-B test sentences (a1, b1, a2, b2, …) at max length 64 with [CLS] pooling in fp32, in
+ * identical batches (longest first, each padded to its longest row), on our engines against
+ * PyTorch and against ONNX Runtime on PyTorch's own ONNX export of the same weights:
  *
- * | engine  | what                                                                        | threads |
- * |---------|-----------------------------------------------------------------------------|---------|
- * | `onnx`  | our encoder on ONNX Runtime (onnxruntime-node, CPU provider), graph exported from the model | cores |
- * | `wasm`  | our encoder on the tfjs forward, tfjs-backend-wasm (XNNPACK SIMD)            | 1 (tfjs runs wasm single-threaded under Node) |
- * | `cpu`   | our encoder on the tfjs forward, tfjs-backend-cpu, on the first `--cpu-sample` sentences at `--cpu-batches` (about 3 s a sentence here) | 1 |
- * | `torch` | bench/torch_cpu_encode.py: BERT's forward in plain PyTorch (Debian python3-torch, OpenBLAS) on the same token rows | 2 |
+ * | engine              | what                                                                  |
+ * |---------------------|-----------------------------------------------------------------------|
+ * | `onnx`              | our encoder, texts to embeddings, on ONNX Runtime over our fused graph (com.microsoft Attention, SkipLayerNormalization, EmbedLayerNormalization, BiasGelu), the model loaded for inference only (loadOnnxInferenceModel: no tfjs copy of the weights) |
+ * | `onnx-bare`         | ONNX Runtime's session.run alone on that fused graph and pre-built batches |
+ * | `onnx-standard-bare`| the same on our standard-operator graph (what any ONNX runtime runs)   |
+ * | `ort-torch-export`  | the same on `torch.onnx.export` of the same weights (bench/torch_cpu_encode.py --export-onnx): the reference plain export |
+ * | `onnx-int8`         | our encoder on the int8 dynamically quantised fused graph (an option, never the default) |
+ * | `onnx-loadmodel`    | our encoder on the model from loadModel (tfjs weights kept beside ONNX Runtime's): the memory before issue 29 |
+ * | `torch`             | bench/torch_cpu_encode.py: BERT's forward in plain PyTorch (Debian python3-torch, OpenBLAS), 2 threads |
+ * | `wasm`, `cpu`       | our encoder on the tfjs forward (wasm single-threaded; cpu on `--cpu-sample` sentences) |
  *
- * Each engine × batch runs in a process of its own (its peak RSS is the row's), after one warm-up
- * batch; `onnx`, `onnx-bare` and `torch` time `--repeat` passes and report the fastest (a shared
- * machine's other work only ever slows a pass down), `wasm` and `cpu` one pass. Our engines are timed from texts to embeddings through PooledSentenceEncoder
- * (tokenisation, sorting, padding, forward, pooling); PyTorch and `onnx-bare` (ONNX Runtime's
- * session.run on the same graph and pre-built batches) time the forward passes only, so
- * `onnx` ÷ `onnx-bare` is what our tokenisation, batching and pooling cost. tokensPerSecond counts
- * real (unpadded) tokens. maxAbsDiffToTorch compares [CLS] embeddings with PyTorch's at the same
- * batch size. Also measured: the whole SentEval STS suite on the ONNX path (from texts to the
- * table), and `wasm` on one batch of 128 × 128 padded tokens (peak live tensor bytes against the
- * weights, the wasm heap, peak RSS). Each row records the load average before and after and the
- * process's CPU use, since this machine is shared. Writes bench/results/cpu-encode-<time>.json.
- * Not a test: nothing asserts a time.
+ * Rates: per batch size, one process loads every ONNX Runtime variant (`onnx`, `onnx-bare`,
+ * `onnx-standard-bare`, `ort-torch-export`, `onnx-int8`) and times `--repeat` rounds of one pass
+ * each, in an order that rotates every round, so the ratios between them are measured in the same
+ * run under the same load; a row's rate is its fastest pass (a shared machine's other work only
+ * ever slows a pass down). PyTorch runs in its own process, alternated with those of `onnx`
+ * (peak RSS: each engine once more in a process of its own). tokensPerSecond counts real
+ * (unpadded) tokens. maxAbsDiffToTorch compares [CLS] embeddings with PyTorch's. Also measured:
+ * the whole SentEval STS suite on `onnx` and on `onnx-int8` (seconds, and every Spearman), and
+ * optionally `wasm` on one 128 × 128 batch. Each row records the load average and the process's
+ * CPU use, since this machine is shared. Writes bench/results/cpu-encode-<time>.json. Not a test:
+ * nothing asserts a time.
  *
- *   npx tsx bench/cpu-encode.ts [--model <dir>] [--engines torch,onnx,wasm,cpu] [--batches 32,64,128]
- *        [--sentences 2000] [--cpu-sample 64] [--cpu-batches 32] [--repeat 3] [--no-sts] [--no-long-batch]
- *        [--python /usr/bin/python3]
+ *   npx tsx bench/cpu-encode.ts [--model <dir>] [--engines torch,onnx,ort-torch-export,onnx-int8,onnx-loadmodel]
+ *        [--batches 32,64,128] [--sentences 2000] [--cpu-sample 64] [--cpu-batches 32] [--repeat 3]
+ *        [--no-sts] [--no-long-batch] [--python /usr/bin/python3]
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -42,16 +46,18 @@ import { chooseInferenceEngine } from '../lib/embed/engines/choose.js';
 import { loadOnnxRuntime } from '../lib/embed/engines/onnx-runtime.js';
 import { TfjsEngine } from '../lib/embed/engines/tfjs-engine.js';
 import { evaluateStsSuite } from '../lib/eval/senteval-sts.js';
-import { loadModel } from '../lib/models/auto.js';
+import { loadModel, onnxExporterFor } from '../lib/models/auto.js';
 import { parseBertConfig } from '../lib/models/bert/config.js';
 import type { BertModel } from '../lib/models/bert/model.js';
 import { bertParameterShapes } from '../lib/models/bert/weights.js';
-import { onnxExporterFor } from '../lib/models/onnx/exporter.js';
-import { cachedOnnxGraph } from '../lib/models/onnx/graph-cache.js';
+import { loadOnnxInferenceModel } from '../lib/embed/engines/onnx-inference-model.js';
+import { cachedOnnxGraphByAlias, onnxGraphAliasKey } from '../lib/models/onnx/graph-cache.js';
+import { weightFiles, weightsSha256 } from '../lib/models/weight-files.js';
 import { writeSafetensors } from '../lib/models/safetensors.js';
 import { HfTokenizer } from '../lib/models/tokenizers/hf.js';
-import type { EncodedText } from '../lib/models/types.js';
+import type { EncodedText, TextTokenizer } from '../lib/models/types.js';
 import type { Embeddings } from '../lib/embed/types.js';
+import { portableModelRef } from '../lib/report/training-record.js';
 import { writeFileAtomic } from '../lib/util/atomic-write.js';
 import { mulberry32 } from '../lib/util/mulberry32.js';
 
@@ -62,7 +68,7 @@ const MAX_LENGTH = 64;
 const { values: opts } = parseArgs({
   options: {
     model: { type: 'string' },
-    engines: { type: 'string', default: 'torch,onnx,wasm,cpu' },
+    engines: { type: 'string', default: 'torch,onnx,ort-torch-export,onnx-int8,onnx-loadmodel' },
     batches: { type: 'string', default: '32,64,128' },
     sentences: { type: 'string', default: '2000' },
     'cpu-sample': { type: 'string', default: '64' },
@@ -76,6 +82,7 @@ const { values: opts } = parseArgs({
     work: { type: 'string' },
     engine: { type: 'string' },
     batch: { type: 'string' },
+    quantize: { type: 'boolean', default: false },
   },
 });
 
@@ -97,6 +104,8 @@ interface Work {
   /** Indices of texts in the benchmark's order (longest first, ties by index): the encoder's order. */
   order: number[];
   onnxCache: string;
+  /** Graph files of the bare ONNX Runtime rows (written by the prepare step). */
+  graphs?: Record<string, string>;
 }
 
 function readWork(dir: string): Work {
@@ -116,14 +125,27 @@ function cpuSeconds(): number {
 // ---------------------------------------------------------------------------------------------
 // Children
 
-async function childEngine(work: Work, engine: string, batchSize: number, sample: number | undefined, repeat: number): Promise<void> {
-  const backend = engine === 'onnx' ? 'cpu' : engine;
+/** The encoder of an engine row: ONNX Runtime rows load the model for inference only, except onnx-loadmodel. */
+async function encoderFor(work: Work, engine: string, batchSize: number): Promise<{ enc: PooledSentenceEncoder; tokenizer: TextTokenizer; description: string; threads: number }> {
+  const backend = engine.startsWith('onnx') ? 'cpu' : engine;
   await initBackend(backend, { quiet: true });
   process.env.ANGLE_ONNX_CACHE = work.onnxCache;
+  if (engine === 'onnx' || engine === 'onnx-int8') {
+    const m = await loadOnnxInferenceModel(work.modelDir, { cache: { dir: work.onnxCache }, ...(engine === 'onnx-int8' ? { quantize: 'int8' as const } : {}) });
+    const enc = new PooledSentenceEncoder(m, { pooling: 'cls', maxLength: MAX_LENGTH, batchSize, progressThreshold: Infinity });
+    return { enc, tokenizer: m.tokenizer, description: m.model.inferenceEngine.description, threads: availableParallelism() };
+  }
   const m = await loadModel(work.modelDir);
+  const onnx = engine === 'onnx-loadmodel';
+  const enc = new PooledSentenceEncoder(m, { pooling: 'cls', maxLength: MAX_LENGTH, batchSize, engine: onnx ? 'onnx' : 'tfjs', progressThreshold: Infinity, engineOptions: { log: () => {} } });
+  const eng = onnx ? await chooseInferenceEngine(m.model, { engine: 'onnx', log: () => {} }) : new TfjsEngine(m.model);
+  return { enc, tokenizer: m.tokenizer, description: eng.description, threads: onnx ? availableParallelism() : 1 };
+}
+
+async function childEngine(work: Work, engine: string, batchSize: number, sample: number | undefined, repeat: number): Promise<void> {
+  const { enc, tokenizer, description, threads } = await encoderFor(work, engine, batchSize);
   const texts = sample ? work.texts.slice(0, sample) : work.texts;
-  const enc = new PooledSentenceEncoder(m, { pooling: 'cls', maxLength: MAX_LENGTH, batchSize, engine: engine === 'onnx' ? 'onnx' : 'tfjs', progressThreshold: Infinity, engineOptions: { log: () => {} } });
-  const lengths = texts.map((t) => m.tokenizer.encode(t, null, MAX_LENGTH).ids.length);
+  const lengths = texts.map((t) => tokenizer.encode(t, null, MAX_LENGTH).ids.length);
   const tokens = lengths.reduce((a, b) => a + b, 0);
   // Warm-up: the longest batch (graph load, kernels, weight copies).
   const longest = texts.map((_, i) => i).sort((a, b) => lengths[b] - lengths[a] || a - b);
@@ -142,27 +164,59 @@ async function childEngine(work: Work, engine: string, batchSize: number, sample
   const seconds = Math.min(...passes);
   e = e!;
   writeFileSync(join(workDir(), `emb-${engine}-${batchSize}.f32`), new Uint8Array(e.data.buffer, e.data.byteOffset, e.data.byteLength));
-  const eng = engine === 'onnx' ? await chooseInferenceEngine(m.model, { engine: 'onnx', log: () => {} }) : new TfjsEngine(m.model);
-  const threads = engine === 'onnx' ? availableParallelism() : 1;
-  emit({ seconds, passSeconds: passes, sentences: texts.length, tokens, peakRssMiB: peakRssMiB(), threads, cpuPerWallSecond: cpu, load1: load, description: eng.description });
+  emit({ seconds, passSeconds: passes, sentences: texts.length, tokens, peakRssMiB: peakRssMiB(), threads, cpuPerWallSecond: cpu, load1: load, description });
 }
 
-async function childOnnxPrepare(work: Work): Promise<void> {
+/**
+ * Writes every graph the ONNX Runtime rows run into the work cache: ours fused, standard and int8
+ * (through loadOnnxInferenceModel, so the inference-only loads later find them by alias), and
+ * PyTorch's torch.onnx export of the same weights.
+ */
+async function childPrepare(work: Work, python: string): Promise<void> {
   await initBackend('cpu', { quiet: true });
-  const m = await loadModel(work.modelDir);
-  const t0 = performance.now();
-  const g = cachedOnnxGraph(m.model, onnxExporterFor('bert')!, { hiddenStates: false }, { dir: work.onnxCache });
-  emit({ seconds: (performance.now() - t0) / 1000, path: g.path, built: g.built, peakRssMiB: peakRssMiB() });
+  const cache = { dir: work.onnxCache };
+  const configText = readFileSync(join(work.modelDir, 'config.json'), 'utf8');
+  const files = weightFiles(work.modelDir);
+  const sha = await weightsSha256(files);
+  const exporter = onnxExporterFor('bert')!;
+  const graphs: Record<string, string> = {};
+  const seconds: Record<string, number> = {};
+  for (const [name, opts] of [
+    ['onnx-bare', { fused: true }],
+    ['onnx-standard-bare', { fused: false }],
+    ['onnx-int8', { fused: true, quantize: 'int8' as const }],
+  ] as const) {
+    const t0 = performance.now();
+    const m = await loadOnnxInferenceModel(work.modelDir, { cache, graph: 'export', ...opts });
+    m.model.dispose();
+    seconds[name] = (performance.now() - t0) / 1000;
+    const hit = cachedOnnxGraphByAlias(onnxGraphAliasKey(exporter, { hiddenStates: false, ...opts }, configText, sha), cache);
+    if (!hit) throw new Error(`${name}: the exported graph is not in the cache`);
+    graphs[name] = hit.path;
+  }
+  const torchPath = join(workDir(), 'torch-export', 'model.onnx');
+  mkdirSync(dirname(torchPath), { recursive: true });
+  const r = spawnSync(python, [join(here, 'torch_cpu_encode.py'), '--model', work.modelDir, '--export-onnx', torchPath], { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
+  if (r.status !== 0) throw new Error(`torch.onnx export failed: ${r.stderr.split('\n').slice(-3).join(' | ')}`);
+  const torchExport = JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, unknown>;
+  graphs['ort-torch-export'] = torchPath;
+  emit({ graphs, exportSeconds: seconds, torchExport, peakRssMiB: peakRssMiB() });
 }
 
-async function childOnnxBare(work: Work, batchSize: number, graphPath: string, repeat: number): Promise<void> {
+/**
+ * The ONNX Runtime rows of one batch size in one process, alternated: `repeat` rounds, each
+ * timing one pass of every row, the order rotating by one every round.
+ */
+async function childAlternate(work: Work, batchSize: number, repeat: number, rowsWanted: string[]): Promise<void> {
+  await initBackend('cpu', { quiet: true });
   const rt = await loadOnnxRuntime();
   if ('error' in rt) throw new Error(rt.error);
   const { ort } = rt;
+  const graphs = work.graphs ?? {};
+  const cache = { dir: work.onnxCache };
   const tok = HfTokenizer.fromDir(work.modelDir);
   const rows = work.order.map((i) => tok.encode(work.texts[i], null, MAX_LENGTH));
-  const session = await ort.InferenceSession.create(graphPath, { executionProviders: ['cpu'], intraOpNumThreads: availableParallelism(), interOpNumThreads: 1, graphOptimizationLevel: 'all', logSeverityLevel: 3 });
-  const feeds = [];
+  const feeds: Record<string, unknown>[] = [];
   let tokens = 0;
   for (let s = 0; s < rows.length; s += batchSize) {
     const b = tok.pad(rows.slice(s, s + batchSize));
@@ -170,26 +224,59 @@ async function childOnnxBare(work: Work, batchSize: number, graphPath: string, r
     feeds.push({ input_ids: i64(b.inputIds), attention_mask: i64(b.attentionMask), token_type_ids: i64(b.tokenTypeIds) });
     tokens += b.attentionMask.reduce((x, y) => x + y, 0);
   }
-  await session.run(feeds[0]);
-  const load = load1();
-  const passes: number[] = [];
-  let cpu = 0;
-  for (let r = 0; r < repeat; r++) {
-    const c0 = cpuSeconds();
-    const t0 = performance.now();
-    for (const f of feeds) await session.run(f, ['last_hidden_state']);
-    passes.push((performance.now() - t0) / 1000);
-    cpu = Math.max(cpu, (cpuSeconds() - c0) / passes[r]);
+  const sessionOptions = { executionProviders: ['cpu'], intraOpNumThreads: availableParallelism(), interOpNumThreads: 1, graphOptimizationLevel: 'all' as const, logSeverityLevel: 3 as const };
+  const runners: Record<string, () => Promise<void>> = {};
+  const cls: Record<string, Float32Array> = {};
+  for (const row of rowsWanted) {
+    if (row === 'onnx' || row === 'onnx-int8') {
+      const m = await loadOnnxInferenceModel(work.modelDir, { cache, ...(row === 'onnx-int8' ? { quantize: 'int8' as const } : {}) });
+      const enc = new PooledSentenceEncoder(m, { pooling: 'cls', maxLength: MAX_LENGTH, batchSize, progressThreshold: Infinity });
+      runners[row] = async () => {
+        const e = await enc.encode(work.texts);
+        cls[row] = e.data;
+      };
+    } else {
+      const path = row === 'onnx-int8-bare' ? graphs['onnx-int8'] : graphs[row];
+      if (!path) throw new Error(`no graph for ${row}`);
+      const session = await ort.InferenceSession.create(path, sessionOptions);
+      runners[row] = async () => {
+        for (const f of feeds) await session.run(f as never, ['last_hidden_state']);
+      };
+    }
+    await runners[row](); // warm-up pass (prepacking, first allocations)
   }
-  emit({ seconds: Math.min(...passes), passSeconds: passes, sentences: rows.length, tokens, peakRssMiB: peakRssMiB(), threads: availableParallelism(), cpuPerWallSecond: cpu, load1: load });
+  const names = Object.keys(runners);
+  const passes: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
+  const cpu: Record<string, number> = Object.fromEntries(names.map((n) => [n, 0]));
+  const load = load1();
+  for (let r = 0; r < repeat; r++) {
+    for (let k = 0; k < names.length; k++) {
+      const n = names[(k + r) % names.length];
+      const c0 = cpuSeconds();
+      const t0 = performance.now();
+      await runners[n]();
+      const sec = (performance.now() - t0) / 1000;
+      passes[n].push(sec);
+      cpu[n] = Math.max(cpu[n], (cpuSeconds() - c0) / sec);
+    }
+  }
+  for (const [row, data] of Object.entries(cls)) writeFileSync(join(workDir(), `emb-${row}-${batchSize}.f32`), new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+  emit({
+    rows: Object.fromEntries(names.map((n) => [n, { seconds: Math.min(...passes[n]), passSeconds: passes[n], cpuPerWallSecond: cpu[n] }])),
+    sentences: work.texts.length,
+    tokens,
+    threads: availableParallelism(),
+    load1: load,
+    order: 'rotating by one every round',
+  });
 }
 
-async function childSts(work: Work): Promise<void> {
+async function childSts(work: Work, quantize: boolean): Promise<void> {
   await initBackend('cpu', { quiet: true });
   process.env.ANGLE_ONNX_CACHE = work.onnxCache;
   const t0 = performance.now();
-  const m = await loadModel(work.modelDir);
-  const enc = new PooledSentenceEncoder(m, { pooling: 'cls', maxLength: MAX_LENGTH, batchSize: 64, engine: 'onnx', engineOptions: { log: () => {} } });
+  const m = await loadOnnxInferenceModel(work.modelDir, { cache: { dir: work.onnxCache }, ...(quantize ? { quantize: 'int8' as const } : {}) });
+  const enc = new PooledSentenceEncoder(m, { pooling: 'cls', maxLength: MAX_LENGTH, batchSize: 64 });
   const load = load1();
   const c0 = cpuSeconds();
   const t1 = performance.now();
@@ -313,6 +400,9 @@ function readF32(path: string): Float32Array {
   return new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
 }
 
+/** ONNX Runtime rows timed together in the alternating child. */
+const ALTERNATED = ['onnx', 'onnx-bare', 'onnx-standard-bare', 'ort-torch-export', 'onnx-int8'];
+
 async function parent(): Promise<void> {
   const engines = opts.engines!.split(',').map((s) => s.trim());
   const batches = opts.batches!.split(',').map(Number);
@@ -344,19 +434,42 @@ async function parent(): Promise<void> {
     const tokens = encoded.reduce((s, e) => s + e.ids.length, 0);
     log(`workload: ${texts.length} STS-B test sentences, ${tokens} tokens at max length ${MAX_LENGTH}; batches ${batches.join(', ')}; load average ${readFileSync('/proc/loadavg', 'utf8').trim()}`);
 
+    const alternated = ALTERNATED.filter((e) => engines.includes(e) || (e !== 'onnx' && e !== 'onnx-int8' && engines.includes('onnx')));
+    let prepare: Record<string, unknown> | undefined;
+    if (alternated.length) {
+      const r = nodeChild(['--child', 'prepare', '--work', work, '--python', opts.python!]);
+      if (!r.ok) throw new Error(`exporting the ONNX graphs failed: ${r.error}`);
+      prepare = r.result!;
+      w.graphs = prepare.graphs as Record<string, string>;
+      writeFileSync(join(work, 'work.json'), JSON.stringify(w));
+      log(`graphs: ours exported in ${JSON.stringify(prepare.exportSeconds)} s; torch.onnx export ${JSON.stringify(prepare.torchExport)}`);
+    }
+
     const rows: Array<Record<string, unknown>> = [];
     const torchEmb = new Map<number, Float32Array>();
-    let graphPath: string | undefined;
-    let onnxExport: Record<string, unknown> | undefined;
-    if (engines.includes('onnx')) {
-      const r = nodeChild(['--child', 'onnx-prepare', '--work', work]);
-      if (!r.ok) throw new Error(`exporting the ONNX graph failed: ${r.error}`);
-      graphPath = r.result!.path as string;
-      onnxExport = { seconds: r.result!.seconds, peakRssMiB: r.result!.peakRssMiB };
-      log(`onnx: graph exported in ${(r.result!.seconds as number).toFixed(1)} s`);
-    }
-    for (const engine of engines) {
-      for (const batch of engine === 'cpu' ? cpuBatches : batches) {
+    const describe = (row: Record<string, unknown>, r: { load1Before: number; load1After: number }) =>
+      log(
+        `${String(row.engine).padEnd(18)} batch ${String(row.batch).padStart(3)}: ` +
+          (row.error
+            ? `error ${row.error}`
+            : `${(row.sentencesPerSecond as number).toFixed(1)} sentences/s, ${(row.tokensPerSecond as number).toFixed(0)} tokens/s` +
+              (row.peakRssMiB !== undefined ? `, peak RSS ${(row.peakRssMiB as number).toFixed(0)} MiB` : '') +
+              (row.maxAbsDiffToTorch !== undefined ? `, max |diff| to torch ${(row.maxAbsDiffToTorch as number).toExponential(1)}` : '')) +
+          ` (load ${r.load1Before.toFixed(2)} -> ${r.load1After.toFixed(2)})`,
+      );
+    const compareToTorch = (row: Record<string, unknown>, file: string, batch: number) => {
+      const ref = torchEmb.get(batch);
+      if (!ref || !existsSync(file)) return;
+      const mine = readF32(file);
+      let d = 0;
+      for (let i = 0; i < mine.length; i++) d = Math.max(d, Math.abs(mine[i] - ref[i]));
+      row.maxAbsDiffToTorch = d;
+    };
+    const separate = engines.filter((e) => !['onnx-bare', 'onnx-standard-bare', 'ort-torch-export'].includes(e));
+    for (const batch of batches) {
+      // processes of their own, alternated engine by engine: torch first (the reference embeddings), peak RSS of each
+      for (const engine of separate) {
+        if (engine === 'cpu') continue;
         let r: ChildResult;
         if (engine === 'torch') {
           const out = join(work, `emb-torch-${batch}.f32`);
@@ -370,16 +483,12 @@ async function parent(): Promise<void> {
             torchEmb.set(batch, byInput);
           }
         } else {
-          const sample = engine === 'cpu' ? String(cpuSample) : '0';
-          // wasm and cpu take minutes a pass: one pass.
-          const passes = engine === 'onnx' ? repeat : 1;
-          r = nodeChild(['--child', 'engine', '--work', work, '--engine', engine, '--batch', String(batch), '--sentences', sample, '--repeat', String(passes)]);
+          const passes = engine.startsWith('onnx') ? repeat : 1; // wasm takes minutes a pass
+          r = nodeChild(['--child', 'engine', '--work', work, '--engine', engine, '--batch', String(batch), '--sentences', '0', '--repeat', String(passes)]);
         }
-        const row: Record<string, unknown> = { engine, batch, load1Before: r.load1Before, load1After: r.load1After };
-        if (!r.ok) {
-          row.error = r.error;
-          log(`${engine} batch ${batch}: error ${r.error}`);
-        } else {
+        const row: Record<string, unknown> = { engine, batch, process: 'own', load1Before: r.load1Before, load1After: r.load1After };
+        if (!r.ok) row.error = r.error;
+        else {
           const x = r.result!;
           const seconds = x.seconds as number;
           Object.assign(row, {
@@ -394,62 +503,106 @@ async function parent(): Promise<void> {
             ...(x.description ? { description: x.description } : {}),
             ...(x.torch ? { description: `PyTorch ${x.torch} (${x.blas}), plain BERT forward` } : {}),
           });
-          if (engine !== 'torch') {
-            const mine = readF32(join(work, `emb-${engine}-${batch}.f32`));
-            const ref = torchEmb.get(batch);
-            if (ref) {
-              let d = 0;
-              for (let i = 0; i < mine.length; i++) d = Math.max(d, Math.abs(mine[i] - ref[i]));
-              row.maxAbsDiffToTorch = d;
-            }
-          }
-          if (engine === 'onnx' && graphPath) {
-            const bare = nodeChild(['--child', 'onnx-bare', '--work', work, '--batch', String(batch), '--engine', graphPath, '--repeat', String(repeat)]);
-            if (bare.ok) {
-              const b = bare.result!;
-              row.bareGraphTokensPerSecond = (b.tokens as number) / (b.seconds as number);
-              row.bareGraphPeakRssMiB = b.peakRssMiB;
-              row.fractionOfBareGraphRate = (row.tokensPerSecond as number) / (row.bareGraphTokensPerSecond as number);
-            } else row.bareGraphError = bare.error;
-          }
-          log(
-            `${engine.padEnd(5)} batch ${String(batch).padStart(3)}: ${(row.sentencesPerSecond as number).toFixed(1)} sentences/s, ${(row.tokensPerSecond as number).toFixed(0)} tokens/s, peak RSS ${(row.peakRssMiB as number).toFixed(0)} MiB` +
-              (row.maxAbsDiffToTorch !== undefined ? `, max |diff| to torch ${(row.maxAbsDiffToTorch as number).toExponential(1)}` : '') +
-              (row.fractionOfBareGraphRate !== undefined ? `, ${((row.fractionOfBareGraphRate as number) * 100).toFixed(0)}% of the bare graph's rate` : '') +
-              ` (load ${r.load1Before.toFixed(2)} -> ${r.load1After.toFixed(2)})`,
-          );
+          if (engine !== 'torch') compareToTorch(row, join(work, `emb-${engine}-${batch}.f32`), batch);
         }
+        describe(row, r);
+        rows.push(row);
+      }
+      // the ONNX Runtime variants, alternated in one process
+      if (alternated.length) {
+        const r = nodeChild(['--child', 'alternate', '--work', work, '--batch', String(batch), '--repeat', String(repeat), '--engine', alternated.join(',')]);
+        if (!r.ok) {
+          const row = { engine: 'alternated', batch, error: r.error, load1Before: r.load1Before, load1After: r.load1After };
+          describe(row, r);
+          rows.push(row);
+        } else {
+          const x = r.result!;
+          for (const [engine, v] of Object.entries(x.rows as Record<string, { seconds: number; passSeconds: number[]; cpuPerWallSecond: number }>)) {
+            const row: Record<string, unknown> = {
+              engine,
+              batch,
+              process: 'alternated',
+              threads: x.threads,
+              sentences: x.sentences,
+              tokensPerSecond: (x.tokens as number) / v.seconds,
+              sentencesPerSecond: (x.sentences as number) / v.seconds,
+              seconds: v.seconds,
+              passSeconds: v.passSeconds,
+              cpuUtilisation: v.cpuPerWallSecond / (x.threads as number),
+              load1Before: r.load1Before,
+              load1After: r.load1After,
+            };
+            if (engine === 'onnx' || engine === 'onnx-int8') compareToTorch(row, join(work, `emb-${engine}-${batch}.f32`), batch);
+            describe(row, r);
+            rows.push(row);
+          }
+        }
+      }
+    }
+    if (engines.includes('cpu')) {
+      for (const batch of cpuBatches) {
+        const r = nodeChild(['--child', 'engine', '--work', work, '--engine', 'cpu', '--batch', String(batch), '--sentences', String(cpuSample), '--repeat', '1']);
+        const row: Record<string, unknown> = { engine: 'cpu', batch, process: 'own', load1Before: r.load1Before, load1After: r.load1After, ...(r.ok ? { sentencesPerSecond: (r.result!.sentences as number) / (r.result!.seconds as number), tokensPerSecond: (r.result!.tokens as number) / (r.result!.seconds as number), peakRssMiB: r.result!.peakRssMiB, seconds: r.result!.seconds, sentences: r.result!.sentences } : { error: r.error }) };
+        describe(row, r);
         rows.push(row);
       }
     }
 
-    let stsSuite: Record<string, unknown> | undefined;
+    const stsSuite: Record<string, unknown> = {};
     if (!opts['no-sts'] && engines.includes('onnx')) {
-      const r = nodeChild(['--child', 'sts', '--work', work]);
-      stsSuite = r.ok ? { ...r.result, load1Before: r.load1Before, load1After: r.load1After } : { error: r.error };
-      log(r.ok ? `STS suite on onnx: ${(r.result!.seconds as number).toFixed(1)} s for ${r.result!.sentences} sentences (load ${r.load1Before.toFixed(2)} -> ${r.load1After.toFixed(2)})` : `STS suite: error ${r.error}`);
+      for (const variant of engines.includes('onnx-int8') ? ['onnx', 'onnx-int8'] : ['onnx']) {
+        const r = nodeChild(['--child', 'sts', '--work', work, ...(variant === 'onnx-int8' ? ['--quantize'] : [])]);
+        stsSuite[variant] = r.ok ? { ...r.result, load1Before: r.load1Before, load1After: r.load1After } : { error: r.error };
+        log(r.ok ? `STS suite on ${variant}: ${(r.result!.seconds as number).toFixed(1)} s for ${r.result!.sentences} sentences, average ${(r.result!.averagePercent as number).toFixed(2)} (load ${r.load1Before.toFixed(2)} -> ${r.load1After.toFixed(2)})` : `STS suite on ${variant}: error ${r.error}`);
+      }
     }
     let wasmLongBatch: Record<string, unknown> | undefined;
     if (!opts['no-long-batch'] && engines.includes('wasm')) {
       const r = nodeChild(['--child', 'wasm-long', '--work', work]);
       wasmLongBatch = r.ok ? { ...r.result, load1Before: r.load1Before, load1After: r.load1After } : { error: r.error };
-      log(r.ok ? `wasm 128 x 128: ${(r.result!.seconds as number).toFixed(1)} s, peak live tensors ${((r.result!.peakOverWeights as number)).toFixed(2)}x the weights, wasm heap ${((r.result!.wasmHeapBytes as number) / 2 ** 30).toFixed(2)} GiB` : `wasm 128 x 128: error ${r.error}`);
+      log(r.ok ? `wasm 128 x 128: ${(r.result!.seconds as number).toFixed(1)} s, peak live tensors ${(r.result!.peakOverWeights as number).toFixed(2)}x the weights, wasm heap ${((r.result!.wasmHeapBytes as number) / 2 ** 30).toFixed(2)} GiB` : `wasm 128 x 128: error ${r.error}`);
     }
 
-    const at = (engine: string, batch: number) => rows.find((r) => r.engine === engine && r.batch === batch && r.error === undefined);
-    const onnx64 = at('onnx', 64);
-    const torch64 = at('torch', 64);
+    const at = (engine: string, batch: number, proc?: string) => rows.find((r) => r.engine === engine && r.batch === batch && r.error === undefined && (proc === undefined || r.process === proc));
+    const rate = (engine: string, batch: number, proc?: string) => at(engine, batch, proc)?.tokensPerSecond as number | undefined;
+    const ratio = (a?: number, b?: number) => (a !== undefined && b !== undefined ? a / b : undefined);
     const maxRss = (engine: string) => {
       const v = rows.filter((r) => r.engine === engine && r.peakRssMiB !== undefined).map((r) => r.peakRssMiB as number);
       return v.length ? Math.max(...v) : undefined;
     };
-    const torchRss = maxRss('torch');
-    const onnxRss = maxRss('onnx');
+    const spearmanChange = (() => {
+      const f = stsSuite.onnx as { percent?: Record<string, number>; averagePercent?: number } | undefined;
+      const q = stsSuite['onnx-int8'] as { percent?: Record<string, number>; averagePercent?: number } | undefined;
+      if (!f?.percent || !q?.percent) return undefined;
+      const per = Object.fromEntries(Object.keys(f.percent).map((k) => [k, q.percent![k] - f.percent![k]]));
+      return { averagePoints: (q.averagePercent ?? NaN) - (f.averagePercent ?? NaN), perTaskPoints: per };
+    })();
+    /** Per round of the alternating child: rate of `a` over rate of `b` (pass time of b over pass time of a), and their median. */
+    const perRound = (a: string, b: string, batch: number) => {
+      const pa = at(a, batch, 'alternated')?.passSeconds as number[] | undefined;
+      const pb = at(b, batch, 'alternated')?.passSeconds as number[] | undefined;
+      if (!pa || !pb) return undefined;
+      const r = pa.map((t, k) => pb[k] / t);
+      const sorted = [...r].sort((x, y) => x - y);
+      return { rounds: r, median: sorted[sorted.length >> 1] };
+    };
     const targets = {
-      onnxOverTorchTokensPerSecondAtBatch64: onnx64 && torch64 ? (onnx64.tokensPerSecond as number) / (torch64.tokensPerSecond as number) : undefined,
-      onnxFractionOfBareGraphRateAtBatch64: onnx64?.fractionOfBareGraphRate,
-      stsSuiteSeconds: stsSuite?.seconds,
-      peakRssMiB: { onnx: onnxRss, torch: torchRss },
+      note: 'ratios of rows measured in the same run; the alternated rows in one process, passes interleaved (perRound: the ratio within each round, whose passes ran back to back)',
+      fusedOverTorchExportAtBatch64: ratio(rate('onnx-bare', 64, 'alternated'), rate('ort-torch-export', 64, 'alternated')),
+      encoderOverTorchExportAtBatch64: ratio(rate('onnx', 64, 'alternated'), rate('ort-torch-export', 64, 'alternated')),
+      fusedOverStandardAtBatch64: ratio(rate('onnx-bare', 64, 'alternated'), rate('onnx-standard-bare', 64, 'alternated')),
+      perRoundAtBatch64: {
+        fusedOverTorchExport: perRound('onnx-bare', 'ort-torch-export', 64),
+        encoderOverTorchExport: perRound('onnx', 'ort-torch-export', 64),
+        fusedOverStandard: perRound('onnx-bare', 'onnx-standard-bare', 64),
+        int8OverFloatEncoder: perRound('onnx-int8', 'onnx', 64),
+      },
+      onnxOverTorchAtBatch64: ratio(rate('onnx', 64, 'own'), rate('torch', 64, 'own')),
+      int8OverFloatEncoderAtBatch64: ratio(rate('onnx-int8', 64, 'alternated'), rate('onnx', 64, 'alternated')),
+      stsSuiteSeconds: (stsSuite.onnx as { seconds?: number } | undefined)?.seconds,
+      stsSuiteSecondsInt8: (stsSuite['onnx-int8'] as { seconds?: number } | undefined)?.seconds,
+      int8StsSpearmanChange: spearmanChange,
+      peakRssMiB: { onnx: maxRss('onnx'), 'onnx-loadmodel': maxRss('onnx-loadmodel'), torch: maxRss('torch') },
       wasmLongBatchPeakOverWeights: wasmLongBatch?.peakOverWeights,
     };
     let commit = 'unknown';
@@ -464,10 +617,14 @@ async function parent(): Promise<void> {
       when,
       commit,
       machine: { host: hostname(), cpu: cpus()[0]?.model, cores: cpus().length, arch: arch(), node: process.version, tfjsCore: tf.version_core, loadavgAtEnd: readFileSync('/proc/loadavg', 'utf8').trim() },
-      model: opts.model ? { dir: opts.model } : { what: 'random BERT-base, HF initialisation (seed 1234), bert-base-uncased config and tokenizer', parameters: params },
+      model: opts.model ? { dir: portableModelRef(opts.model) } : { what: 'random BERT-base, HF initialisation (seed 1234), bert-base-uncased config and tokenizer', parameters: params },
       workload: { sentences: texts.length, source: 'STS-B test, first pairs, a1 b1 a2 b2 ...', maxLength: MAX_LENGTH, tokens, pooling: 'cls', dtype: 'float32', batching: 'longest first, each batch padded to its longest row', batches, cpuSample, cpuBatches },
-      method: `each engine x batch in its own process after one warm-up batch; ours timed through PooledSentenceEncoder (texts to embeddings), torch and the bare ONNX graph time forward passes on pre-built batches; seconds = the fastest of ${repeat} passes for onnx, onnx-bare and torch (passSeconds lists them), one pass for wasm and cpu; tokensPerSecond counts real tokens; peak RSS is VmHWM / ru_maxrss of that process; cpuUtilisation = the highest process CPU seconds per wall second and thread over the passes, below 1 when the shared machine was busy`,
-      onnxExport,
+      method:
+        `rows with process "own": each engine x batch in its own process after one warm-up batch (peak RSS = VmHWM / ru_maxrss of that process; torch alternated with ours, batch by batch); ` +
+        `rows with process "alternated": every ONNX Runtime variant loaded in one process, ${repeat} rounds of one pass each in an order rotating every round; ` +
+        `seconds = the fastest pass (passSeconds lists them); ours timed through PooledSentenceEncoder (texts to embeddings), torch and the *-bare / ort-torch-export rows time forward passes on pre-built batches; ` +
+        `tokensPerSecond counts real tokens; cpuUtilisation = the highest process CPU seconds per wall second and thread over the passes, below 1 when the shared machine was busy`,
+      graphs: prepare && { exportSeconds: prepare.exportSeconds, torchExport: { ...(prepare.torchExport as Record<string, unknown>), path: undefined } },
       rows,
       stsSuite,
       wasmLongBatch,
@@ -490,14 +647,14 @@ if (opts.child) {
     case 'engine':
       await childEngine(work, opts.engine!, Number(opts.batch), Number(opts.sentences) || undefined, Number(opts.repeat));
       break;
-    case 'onnx-prepare':
-      await childOnnxPrepare(work);
+    case 'prepare':
+      await childPrepare(work, opts.python!);
       break;
-    case 'onnx-bare':
-      await childOnnxBare(work, Number(opts.batch), opts.engine!, Number(opts.repeat));
+    case 'alternate':
+      await childAlternate(work, Number(opts.batch), Number(opts.repeat), opts.engine!.split(','));
       break;
     case 'sts':
-      await childSts(work);
+      await childSts(work, opts.quantize!);
       break;
     case 'wasm-long':
       await childWasmLong(work);

@@ -20,6 +20,13 @@ Prints one JSON line: seconds (the fastest of --repeat passes), passSeconds, cpu
 sentences, tokens (real), paddedTokens, peakRssMiB, threads, torch.
 --check-golden runs the golden set's forward.json batch instead and prints the largest difference
 of [CLS] and last_hidden_state to forward.safetensors (the peer checked against HF transformers).
+
+    /usr/bin/python3 bench/torch_cpu_encode.py --model DIR --export-onnx model.onnx
+
+writes this forward as an ONNX graph with torch.onnx.export (opset 17, tracing one batch; batch and
+sequence dynamic; inputs input_ids, attention_mask, token_type_ids as int64, output
+last_hidden_state), the reference graph bench/cpu-encode.ts runs on ONNX Runtime beside ours
+(engine "ort-torch-export"), and prints one JSON line: path, bytes, seconds, nodes, torch, onnx.
 """
 
 import argparse
@@ -104,6 +111,34 @@ class Bert:
         return h
 
 
+class BertModule(torch.nn.Module):
+    """The forward above as a module, so torch.onnx.export traces it (weights become initializers)."""
+
+    def __init__(self, bert):
+        super().__init__()
+        self.bert = bert
+
+    def forward(self, input_ids, attention_mask, token_type_ids):
+        return self.bert.forward(input_ids, attention_mask, token_type_ids)
+
+
+def export_onnx(model, path):
+    import onnx
+
+    t0 = time.perf_counter()
+    ids = torch.tensor([[101, 7592, 2088, 102], [101, 7592, 102, 0]], dtype=torch.long)
+    mask = (ids != 0).long()
+    types = torch.zeros_like(ids)
+    dyn = {"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"}, "token_type_ids": {0: "batch", 1: "sequence"}, "last_hidden_state": {0: "batch", 1: "sequence"}}
+    with torch.inference_mode(False), torch.no_grad():
+        torch.onnx.export(BertModule(model), (ids, mask, types), path, input_names=["input_ids", "attention_mask", "token_type_ids"], output_names=["last_hidden_state"], dynamic_axes=dyn, opset_version=17, do_constant_folding=True)
+    seconds = time.perf_counter() - t0
+    m = onnx.load(path, load_external_data=False)
+    import os
+
+    print(json.dumps({"path": path, "bytes": os.path.getsize(path), "seconds": seconds, "nodes": len(m.graph.node), "torch": torch.__version__, "onnx": onnx.__version__}))
+
+
 def pad(rows, pad_id=0):
     T = max(len(r["ids"]) for r in rows)
     ids = torch.full((len(rows), T), pad_id, dtype=torch.long)
@@ -160,12 +195,16 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--check-golden")
+    ap.add_argument("--export-onnx")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     if a.check_golden:
         check_golden(a.check_golden)
         return
     model = Bert(a.model)
+    if a.export_onnx:
+        export_onnx(model, a.export_onnx)
+        return
     with open(a.rows) as f:
         rows = json.load(f)["rows"]
     batches = [pad(rows[i : i + a.batch]) for i in range(0, len(rows), a.batch)]

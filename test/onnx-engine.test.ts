@@ -1,8 +1,12 @@
 /**
  * ONNX Runtime as the inference engine (lib/embed/engines, lib/models/onnx, lib/models/bert/onnx-graph.ts),
  * on the golden tiny BERT:
- * - the golden forward (every tensor and pooling, both weight namings) through ONNX Runtime within
- *   1e-5 of PyTorch, and the encoder on it equal to the tfjs encoder for every pooling;
+ * - the golden forward (every tensor and pooling, both weight namings) through ONNX Runtime (the
+ *   default fused graph) within 1e-5 of PyTorch, and the encoder on it, with the fused and the
+ *   standard graph, equal to the tfjs encoder for every pooling;
+ * - the fused graph as ONNX Runtime runs it (its optimised model saved with optimizedModelFilePath):
+ *   EmbedLayerNormalization once, Attention, SkipLayerNormalization ×2 and BiasGelu per layer, no
+ *   Softmax/Erf/LayerNormalization left; the standard graph gets none of these from ONNX Runtime;
  * - the graph file: inline and external-data weights give the same outputs, and protobufjs reads
  *   back what it wrote;
  * - the switch: tfjs when forced off (option or ANGLE_INFERENCE); one notice and tfjs when
@@ -88,22 +92,25 @@ test('golden forward through ONNX Runtime within 1e-5: every tensor and pooling,
   }
 });
 
-test('the encoder on ONNX Runtime equals the tfjs encoder for every pooling', async (t) => {
+test('the encoder on ONNX Runtime (fused and standard graph) equals the tfjs encoder for every pooling', async (t) => {
   const g = needs(t);
   if (!g) return;
   const m = await loadModel(join(g, 'model'));
   try {
-    for (const pooling of POOLING_STRATEGIES) {
-      const onnx = new PooledSentenceEncoder(m, { pooling, batchSize: 4, engine: 'onnx' });
-      const tfjs = new PooledSentenceEncoder(m, { pooling, batchSize: 4, engine: 'tfjs' });
-      const a = await onnx.encode(TEXTS);
-      const b = await tfjs.encode(TEXTS);
-      const d = maxDiff(a.data, b.data);
-      assert.ok(d <= 1e-5, `${pooling}: ONNX Runtime and tfjs differ by ${d}`);
+    for (const graph of ['fused', 'standard'] as const) {
+      for (const pooling of POOLING_STRATEGIES) {
+        const onnx = new PooledSentenceEncoder(m, { pooling, batchSize: 4, engine: 'onnx', engineOptions: { onnx: { graph } } });
+        const tfjs = new PooledSentenceEncoder(m, { pooling, batchSize: 4, engine: 'tfjs' });
+        const a = await onnx.encode(TEXTS);
+        const b = await tfjs.encode(TEXTS);
+        const d = maxDiff(a.data, b.data);
+        assert.ok(d <= 1e-5, `${graph} graph, ${pooling}: ONNX Runtime and tfjs differ by ${d}`);
+      }
     }
     const engine = await chooseInferenceEngine(m.model, { engine: 'onnx' });
     assert.equal(engine.name, 'onnx');
-    assert.match(engine.description, /^ONNX Runtime \d+\.\d+\.\d+ \(onnxruntime-node\), CPU, \d+ threads?$/);
+    assert.match(engine.description, /^ONNX Runtime \d+\.\d+\.\d+ \(onnxruntime-node\), CPU, \d+ threads?, fused graph$/);
+    assert.match((await chooseInferenceEngine(m.model, { engine: 'onnx', onnx: { graph: 'standard' } })).description, /, standard graph$/);
   } finally {
     m.model.dispose();
   }
@@ -144,6 +151,51 @@ test('graph file: inline and external-data weights give identical outputs; proto
     }
     assert.deepEqual(Object.keys(outs[0]).sort(), ['hidden_state_0', 'hidden_state_1', 'last_hidden_state', 'pooler_output']);
     for (const k of Object.keys(outs[0])) assert.deepEqual(outs[1][k].data, outs[0][k].data, `${k}: external data changed the output`);
+  } finally {
+    m.model.dispose();
+  }
+});
+
+/** Node counts of a model's graph by operator, `domain.op` for contrib domains. */
+function opCounts(path: string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const n of readOnnxModel(path).graph.node) {
+    const k = n.domain ? `${n.domain}.${n.opType}` : n.opType;
+    counts[k] = (counts[k] ?? 0) + 1;
+  }
+  return counts;
+}
+
+test("the fused graph as ONNX Runtime optimises it: one fused node per layer for attention, skip-LayerNorms, GELU; nothing unfused left", async (t) => {
+  const g = needs(t);
+  if (!g) return;
+  const loaded = await loadOnnxRuntime();
+  if ('error' in loaded) throw new Error(loaded.error);
+  const m = await loadModel(join(g, 'model'));
+  try {
+    const layers = (m.model as BertModel).config.numLayers;
+    const counts: Record<string, Record<string, number>> = {};
+    for (const fused of [true, false]) {
+      const file = join(tmp, `optimised-${fused}`, 'bert.onnx');
+      writeOnnxModel(bertOnnxGraph(m.model as BertModel, { hiddenStates: false, fused }).model, file);
+      const saved = join(tmp, `optimised-${fused}`, 'bert.optimised.onnx');
+      // what ONNX Runtime runs after its own graph optimisations at load ('all' = what the engine uses)
+      const s = await loaded.ort.InferenceSession.create(file, { intraOpNumThreads: 1, graphOptimizationLevel: 'all', optimizedModelFilePath: saved, logSeverityLevel: 3 });
+      await s.release();
+      counts[String(fused)] = opCounts(saved);
+      t.diagnostic(`${fused ? 'fused' : 'standard'} graph, optimised by ONNX Runtime: ${JSON.stringify(counts[String(fused)])}`);
+    }
+    const f = counts.true;
+    assert.equal(f['com.microsoft.EmbedLayerNormalization'], 1);
+    assert.equal(f['com.microsoft.Attention'], layers);
+    assert.equal(f['com.microsoft.SkipLayerNormalization'], 2 * layers);
+    assert.equal(f['com.microsoft.BiasGelu'], layers);
+    assert.equal(f.MatMul, 3 * layers, 'the attention output, intermediate and output projections');
+    for (const op of ['Softmax', 'Erf', 'LayerNormalization', 'Transpose', 'Gather', 'Reshape']) assert.equal(f[op], undefined, `${op} left in the fused graph`);
+    // ONNX Runtime's runtime optimiser alone does not reach these from the standard graph
+    const s = counts.false;
+    for (const op of ['Attention', 'SkipLayerNormalization', 'EmbedLayerNormalization']) assert.equal(s[`com.microsoft.${op}`], undefined, `the standard graph got ${op}`);
+    assert.equal(s.Softmax, layers);
   } finally {
     m.model.dispose();
   }

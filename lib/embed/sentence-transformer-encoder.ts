@@ -35,6 +35,7 @@ import {
 } from '../models/sentence-transformers/spec.js';
 import { InputError } from '../util/errors.js';
 import { embedInBatches } from './batches.js';
+import { ownInferenceEngine } from './engines/onnx-inference-model.js';
 import type { EncodeOptions, Embeddings, SentenceEncoder } from './types.js';
 
 export interface SentenceEmbeddingInput {
@@ -201,6 +202,8 @@ export class SentenceTransformerEncoder implements SentenceEncoder {
       this.m,
       encoded,
       {
+        // a model loaded for ONNX Runtime only brings its engine; others run their tfjs forward
+        engine: ownInferenceEngine(this.m.model),
         batchSize: this.batchSize,
         dims: [this.dim],
         hiddenStates: needsAllHiddenStates(this.spec),

@@ -20,17 +20,29 @@
  * |             | final.objective; golden predictions from those coefficients             | except |margin| < 1e-9 |
  * | optimum     | our converged fit (same rows, C) vs final.optimum: objective;           | 1e-5 relative |
  * |             | test predictions; coefficients (TREC intercepts centred)                | ≤ 1% of rows; 5% of max |coef| |
+ * | solver      | our scikit-learn lbfgs (SciPy's L-BFGS-B, max_iter 100) on each final   | 2e-3 relative; |
+ * |             | fit's rows and C vs SentEval's fit: the objective after the last         | ≤ 5% of rows |
+ * |             | iteration, test predictions; iteration counts and objectives listed     |       |
+ * | iterations  | every fit of the protocol: our iteration count vs SentEval's n_iter     | ≥ 85% equal |
  * | per-fold    | reg scores, fold devacc / test acc, k-fold scores, dev scores           | 1.5 points |
- * | result      | devacc, acc (MRPC f1) vs SentEval's `result`                            | 0.5 (TREC 1.5) |
- * |             | and vs `informative_converged_result`                                   | 0.3 (TREC 1.0) |
+ * | result      | devacc, acc (MRPC f1) vs SentEval's `result` (informative_converged_    | 0.5 (TREC 1.5) |
+ * |             | result shown beside it)                                                  |       |
  *
- * Why not tighter: SentEval's fits stop at lbfgs' 100-iteration cap short of the optimum, and
- * where they stop depends on float rounding (the README measured task numbers moving by up to
- * 0.11 under 1e-15 relative noise in X, 0.20 between capped and converged, TREC more than a point
- * on another seed); we solve to the optimum, so we are held to the converged reference more
- * tightly than to SentEval's own numbers. The protocol runs on the golden's recorded folds (they
- * are also checked against ours). The `result` line gives ours vs SentEval's numbers, the chosen
- * C per fold, and our time vs SentEval's (`meta.plain_runtime_s`).
+ * The protocol runs what SentEval runs: scikit-learn's lbfgs stopped at max_iter = 100, iterate
+ * for iterate (lib/eval/transfer/lbfgsb.ts; most fits stop at the cap, so the cap decides the
+ * numbers: on TREC the optimum and the capped fit differ by more than a point). Our iterates
+ * equal SciPy's to rounding only (OpenBLAS sums in another order), which is as far as SentEval
+ * itself reproduces across machines (the README measured task numbers moving by up to 0.11 under
+ * 1e-15 relative noise in X), hence the tolerances: measured on the golden sets of seeds 1111 and
+ * 2024, the objectives after the last iteration agree to ≤ 4.2e-4 relative (most to 1e-6; against
+ * scikit-learn re-run here ≤ 6.3e-4, while the first 20 iterations agree to ≤ 4e-13: bench/lbfgs-iterates.ts;
+ * scikit-learn itself, re-run on this machine, reproduces none of the seed-1111 set's 43 final
+ * objectives bit for bit and differs by up to 2.6e-4),
+ * 92–100% of the fits end at SentEval's iteration count, per-fold numbers within 1.33 points and task
+ * numbers within 0.07. The converged solver (logistic-regression.ts) is checked against the
+ * golden's optimum. The protocol runs on the golden's recorded folds (they are also checked
+ * against ours). The `result` line gives ours vs SentEval's numbers, the chosen C per fold, how
+ * many fits stopped at the cap, and our time vs SentEval's (`meta.plain_runtime_s`).
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -45,6 +57,7 @@ import { gather, gatherRows, type Matrix } from '../eval/transfer/matrix.js';
 import { stratifiedKFold, type Fold } from '../eval/transfer/stratified-kfold.js';
 import { firstArgmax, numpyMean, numpyRound2 } from '../eval/transfer/numpy-reductions.js';
 import { sklearnRegs } from '../eval/transfer/sklearn-path.js';
+import { fitLogisticRegressionSklearn } from '../eval/transfer/sklearn-lbfgs-fit.js';
 import { prepareTransferTask, transferTaskSpec, type PreparedTask, type ValidationProtocol } from '../eval/transfer/tasks.js';
 import { accuracy, type InnerKFoldResult, type KFoldResult, type SplitResult } from '../eval/transfer/validation.js';
 import type { ParityCheck } from './check.js';
@@ -66,11 +79,12 @@ export const TRANSFER_TOLERANCES = {
   optimumObjectiveRel: 1e-5,
   optimumPredFraction: 0.01,
   optimumCoefRel: 0.05,
+  solverObjectiveRel: 2e-3,
+  solverPredFraction: 0.05,
+  iterationsSameFraction: 0.85,
   perFold: 1.5,
   result: 0.5,
   resultTrec: 1.5,
-  converged: 0.3,
-  convergedTrec: 1.0,
 } as const;
 
 function at(o: unknown, path: string): unknown {
@@ -482,6 +496,83 @@ function checkOptimum(task: string, fits: FinalFit[]): ParityCheck {
   );
 }
 
+/**
+ * Our scikit-learn lbfgs (SciPy's L-BFGS-B, capped at max_iter 100) on each golden final fit's
+ * rows and C, against what SentEval's fit recorded: the iteration count, the objective after the
+ * last iteration, and the test predictions. Iterates agree to rounding (BLAS sums in another
+ * order), so a capped fit's objective can differ in the digits that the remaining descent
+ * changes; the detail gives, per fit, ours, SentEval's and the optimum's objective so that a
+ * mismatch points at the solver. Iteration counts are compared over all fits by checkIterations.
+ */
+function checkSolver(task: string, fits: FinalFit[]): ParityCheck {
+  const name = `transfer/${task}/solver`;
+  const tol = TRANSFER_TOLERANCES;
+  const problems: string[] = [];
+  const lines: string[] = [];
+  let worstRel = 0;
+  let worstPred = 0;
+  for (const f of fits) {
+    const C = num(f.final, 'C');
+    const goldIter = num(f.final, 'n_iter');
+    const goldObj = num(f.final, 'objective');
+    const optObj = num(f.final, 'optimum.objective');
+    const ours = fitLogisticRegressionSklearn(f.xTrain, f.yTrain, C);
+    const rel = Math.abs(ours.objective - goldObj) / Math.abs(goldObj);
+    worstRel = Math.max(worstRel, rel);
+    const pred = predictLogistic(ours, f.xTest);
+    const want = arr<number>(f.final, 'test_pred');
+    let differ = 0;
+    want.forEach((v, i) => {
+      if (pred[i] !== v) differ++;
+    });
+    worstPred = Math.max(worstPred, differ / want.length);
+    const it = ours.solver.iterations;
+    lines.push(
+      `${f.label} C=${C}: ${it} iterations (SentEval ${goldIter}), objective after the last ${ours.objective.toPrecision(13)} (SentEval ${goldObj.toPrecision(13)}, rel ${rel.toExponential(1)}; ` +
+        `optimum ${((goldObj - optObj) / Math.abs(optObj)).toExponential(1)} rel below), ${differ}/${want.length} test predictions differ`,
+    );
+    if (!(rel <= tol.solverObjectiveRel)) problems.push(`${f.label}: objective after the last iteration ${ours.objective} vs SentEval ${goldObj} (rel ${rel.toExponential(2)} > ${tol.solverObjectiveRel})`);
+    if (differ / want.length > tol.solverPredFraction) problems.push(`${f.label}: ${differ} of ${want.length} test predictions differ from SentEval's`);
+  }
+  const head = `${fits.length} fit(s), SciPy L-BFGS-B port capped at 100: objective within rel ${worstRel.toExponential(1)} of SentEval's (tol ${tol.solverObjectiveRel}), test predictions differ on ≤ ${(100 * worstPred).toFixed(2)}% (tol ${100 * tol.solverPredFraction}%)`;
+  return problems.length ? fail(name, `${problems.slice(0, 5).join('; ')}${problems.length > 5 ? '; …' : ''} — ${lines.join('; ')}`) : pass(name, `${head}; ${lines.join('; ')}`);
+}
+
+/**
+ * The iteration count of every fit of the protocol (our capped lbfgs on the golden folds) against
+ * SentEval's recorded n_iter (inner_n_iter, fold_n_iter, n_iter). A fit that stops on its own just
+ * before the cap ends on f's relative decrease falling under factr·ε, which rounding-level
+ * differences move by some iterations either way (measured on the seed-1111 set: 92.3% of MR's 600
+ * fits, 95.5–100% of the other tasks' have SentEval's count exactly, the others end up to 20
+ * iterations apart; seed 2024: 100%); so the check is the share of fits with SentEval's exact count.
+ */
+function checkIterations(task: string, rec: Json, r: InnerKFoldResult | KFoldResult | SplitResult): ParityCheck {
+  const name = `transfer/${task}/iterations`;
+  const tol = TRANSFER_TOLERANCES.iterationsSameFraction;
+  const cv = at(rec, 'cv') as Json;
+  const pairs: [string, number, number][] = [];
+  if (r.protocol === 'inner-kfold') {
+    arr<Json>(cv, 'folds').forEach((gf, f) => arr<number[]>(gf, 'inner_n_iter').forEach((row, i) => row.forEach((v, j) => pairs.push([`fold ${f} C=${r.regs[i]} inner ${j}`, r.folds[f].innerIterations[i][j], v]))));
+  } else if (r.protocol === 'kfold') {
+    arr<number[]>(cv, 'fold_n_iter').forEach((row, i) => row.forEach((v, j) => pairs.push([`C=${r.regs[i]} fold ${j}`, r.foldIterations[i][j], v])));
+  } else arr<number>(cv, 'n_iter').forEach((v, i) => pairs.push([`C=${r.regs[i]}`, r.iterations[i], v]));
+  let equal = 0;
+  let bothAtCap = 0;
+  let worst = 0;
+  const differ: string[] = [];
+  for (const [what, ours, want] of pairs) {
+    if (ours === want) equal++;
+    else differ.push(`${what}: ${ours} vs ${want}`);
+    if (ours >= 100 && want >= 100) bothAtCap++;
+    worst = Math.max(worst, Math.abs(ours - want));
+  }
+  const share = pairs.length ? equal / pairs.length : 1;
+  const detail =
+    `${pairs.length} fits: ${equal} (${(100 * share).toFixed(1)}%, tol ${100 * tol}%) with SentEval's iteration count, ${bothAtCap} at the cap of 100 in both; ` +
+    `largest gap ${worst}${differ.length ? ` (${differ.slice(0, 3).join('; ')}${differ.length > 3 ? '; …' : ''})` : ''}`;
+  return share >= tol ? pass(name, detail) : fail(name, detail);
+}
+
 function checkPerFold(task: string, rec: Json, r: InnerKFoldResult | KFoldResult | SplitResult): ParityCheck {
   const name = `transfer/${task}/per-fold`;
   const tol = TRANSFER_TOLERANCES.perFold;
@@ -538,6 +629,8 @@ async function checkTask(task: string, g: Json, dataDir: string, wv: WordVectors
   out.push(checkObjective(task, fits));
   o.log?.(`transfer ${task}: ${fits.length} converged fit(s) vs the optimum`);
   out.push(checkOptimum(task, fits));
+  o.log?.(`transfer ${task}: ${fits.length} capped lbfgs fit(s) vs SentEval's`);
+  out.push(checkSolver(task, fits));
   // the whole protocol on the recorded folds
   const n = spec.protocol === 'inner-kfold' ? m.splits.all.y.length : m.splits.train.y.length;
   let folds: { outer: Fold[]; inner: Fold[][] } | Fold[] | undefined;
@@ -550,11 +643,12 @@ async function checkTask(task: string, g: Json, dataDir: string, wv: WordVectors
   const t1 = performance.now();
   const r = await classifyTransferTask(spec, m, { seed: num(g, 'meta.seed'), kfold: typeof cv.k === 'number' ? cv.k : 10, folds });
   const tClassify = (performance.now() - t1) / 1000;
+  out.push(checkIterations(task, rec, r.detail));
   out.push(checkPerFold(task, rec, r.detail));
   const res = at(rec, 'result') as Record<string, number>;
   const conv = (rec.informative_converged_result ?? {}) as Record<string, number>;
   const tol = TRANSFER_TOLERANCES;
-  const [tRes, tConv] = task === 'TREC' ? [tol.resultTrec, tol.convergedTrec] : [tol.result, tol.converged];
+  const tRes = task === 'TREC' ? tol.resultTrec : tol.result;
   const problems: string[] = [];
   const parts: string[] = [];
   for (const key of ['devacc', 'acc', 'f1'] as const) {
@@ -566,13 +660,12 @@ async function checkTask(task: string, g: Json, dataDir: string, wv: WordVectors
     }
     const d = Math.abs(ours - res[key]);
     if (!(d <= tRes)) problems.push(`${key} ${fmt(ours)} vs SentEval ${fmt(res[key])} (|diff| ${d.toFixed(2)} > ${tRes})`);
-    if (conv[key] !== undefined && !(Math.abs(ours - conv[key]) <= tConv)) problems.push(`${key} ${fmt(ours)} vs converged ${fmt(conv[key])} (> ${tConv})`);
     parts.push(`${key} ${fmt(ours)} vs SentEval ${fmt(res[key])}${conv[key] !== undefined ? ` (converged ${fmt(conv[key])})` : ''}`);
   }
   for (const key of ['ndev', 'ntest'] as const) if (res[key] !== undefined && r[key] !== res[key]) problems.push(`${key} ${r[key]} vs ${res[key]}`);
   const sentevalSeconds = (at(g, 'meta') as Json).plain_runtime_s as Record<string, number> | undefined;
   const detail =
-    `${parts.join(', ')}; C ${chosenRegs(r.detail)} (SentEval ${goldenChosen(cv)}); tol ${tRes} (converged ${tConv}); ` +
+    `${parts.join(', ')}; C ${chosenRegs(r.detail)} (SentEval ${goldenChosen(cv)}); tol ${tRes}; ${r.detail.fits} lbfgs fits, ${r.detail.unconverged} stopped at the cap; ` +
     `${(tEmbed + tClassify).toFixed(1)} s (embed ${tEmbed.toFixed(1)}, classify ${tClassify.toFixed(1)}) vs SentEval ${sentevalSeconds?.[task] ?? rec.runtime_s} s`;
   out.push(problems.length ? fail(`transfer/${task}/result`, `${problems.join('; ')} — ${detail}`) : pass(`transfer/${task}/result`, detail));
   return out;

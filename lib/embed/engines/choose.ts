@@ -8,15 +8,19 @@
  * | `onnx` | ONNX Runtime, or an UnavailableError saying why not (a forced engine never silently becomes another) |
  * | `tfjs` | the model's tfjs forward on the active backend (the parity reference)            |
  *
+ * A model loaded for ONNX Runtime only (loadOnnxInferenceModel) brings its own engine, which
+ * `auto` and `onnx` return; `tfjs` is an error for it.
+ *
  * Under `auto`, a fallback says why in one line, once per process: an architecture without an
  * exporter, or onnxruntime-node missing or failing to load. Encoders of the same model share one
  * ONNX engine (one exported graph and session), held as long as the model object lives.
  */
 import { tf } from '../../backend/index.js';
-import { onnxExporterFor, ONNX_ARCHITECTURES } from '../../models/onnx/exporter.js';
+import { onnxExporterFor, ONNX_ARCHITECTURES } from '../../models/auto.js';
 import type { TextModel } from '../../models/types.js';
 import { UnavailableError, UnknownNameError } from '../../util/errors.js';
 import { OnnxEngine, type OnnxEngineOptions } from './onnx-engine.js';
+import { ownInferenceEngine } from './onnx-inference-model.js';
 import { loadOnnxRuntime, ONNX_RUNTIME_MODULE } from './onnx-runtime.js';
 import { TfjsEngine, type TfjsEngineOptions } from './tfjs-engine.js';
 import type { InferenceEngine } from './types.js';
@@ -59,6 +63,12 @@ const shared = new WeakMap<TextModel, Map<string, OnnxEngine>>();
 export async function chooseInferenceEngine(model: TextModel, opts: ChooseEngineOptions = {}): Promise<InferenceEngine> {
   const choice = parseEngineChoice(opts.engine);
   const log = opts.log ?? ((line: string) => console.error(line));
+  // a model loaded for ONNX Runtime only (./onnx-inference-model.ts) has no tfjs forward to fall back to
+  const own = ownInferenceEngine(model);
+  if (own) {
+    if (choice === 'tfjs') throw new UnavailableError(`inference engine 'tfjs' is unavailable: this model was loaded for ONNX Runtime inference only (no tfjs weights); load it with loadModel for the tfjs forward`);
+    return own;
+  }
   const tfjs = () => new TfjsEngine(model, opts.tfjs);
   if (choice === 'tfjs') return tfjs();
   const backend = tf.getBackend();
@@ -80,7 +90,7 @@ export async function chooseInferenceEngine(model: TextModel, opts: ChooseEngine
     once(log, `inference: ${runtime.error}; using tfjs ${backend}`);
     return tfjs();
   }
-  const key = JSON.stringify({ cache: opts.onnx?.cache ?? {}, threads: opts.onnx?.threads ?? null, module: opts.onnxRuntimeModule ?? null });
+  const key = JSON.stringify({ cache: opts.onnx?.cache ?? {}, threads: opts.onnx?.threads ?? null, graph: opts.onnx?.graph ?? 'fused', module: opts.onnxRuntimeModule ?? null });
   let engines = shared.get(model);
   if (!engines) {
     engines = new Map();

@@ -7,3 +7,5 @@ export { OnnxEngine, type OnnxEngineOptions } from './onnx-engine.js';
 export { TfjsEngine, rowSlice, DEFAULT_ACTIVATION_BUDGET_BYTES, type TfjsEngineOptions } from './tfjs-engine.js';
 export { loadOnnxRuntime, ONNX_RUNTIME_MODULE, type LoadedOnnxRuntime } from './onnx-runtime.js';
 export { INFERENCE_ENGINES, type InferenceEngine, type InferenceEngineName, type EngineOutput, type EngineRunOptions } from './types.js';
+export { OnnxFileEngine, checkEncoderGraph, type OnnxGraphFile, type OnnxGraphSource, type OnnxFileEngineOptions } from './onnx-file-engine.js';
+export { loadOnnxInferenceModel, OnnxInferenceModel, ownInferenceEngine, OWN_ONNX_FILE, type OnnxInferenceLoadOptions } from './onnx-inference-model.js';

@@ -1,7 +1,10 @@
 /**
  * The ONNX Runtime inference engine: the model exported to an ONNX graph with its current weights
- * (lib/models/onnx: exporter, disk cache by weights hash), run by onnxruntime-node's CPU execution
- * provider with one intra-op thread per core. Inputs go in as int64 (the convention of HF's ONNX
+ * (lib/models/onnx: exporter, disk cache by weights hash; by default the graph with ONNX Runtime's
+ * fused operators, `graph: 'standard'` for standard operators only), run by onnxruntime-node's CPU
+ * execution provider with one intra-op thread per core. It keeps the model's tfjs weights (the
+ * model may train between batches); a model that is only encoded can be loaded without them
+ * (./onnx-inference-model.ts). Inputs go in as int64 (the convention of HF's ONNX
  * exports), outputs come back as tfjs tensors so pooling stays one implementation
  * (../pooling.ts).
  *
@@ -29,6 +32,12 @@ export interface OnnxEngineOptions {
   cache?: Omit<OnnxGraphCacheOptions, 'log'> | false;
   /** Intra-op threads (default: one per core, os.availableParallelism()). */
   threads?: number;
+  /**
+   * Which graph: 'fused' (default) with ONNX Runtime's fused com.microsoft operators (Attention,
+   * SkipLayerNormalization, EmbedLayerNormalization, BiasGelu) where the exporter has them, or
+   * 'standard' ONNX operators only (what any ONNX runtime runs; the reference for parity).
+   */
+  graph?: 'fused' | 'standard';
 }
 
 type Session = Awaited<ReturnType<OrtModule['InferenceSession']['create']>>;
@@ -41,6 +50,7 @@ interface LoadedGraph {
 export class OnnxEngine implements InferenceEngine {
   readonly name = 'onnx' as const;
   readonly threads: number;
+  readonly fused: boolean;
   private readonly graphs = new Map<boolean, Promise<LoadedGraph>>();
   /** dataId of every parameter when the graphs were exported. */
   private exportedWeights = new Map<string, object>();
@@ -53,10 +63,11 @@ export class OnnxEngine implements InferenceEngine {
     private readonly log: (line: string) => void = () => {},
   ) {
     this.threads = opts.threads ?? availableParallelism();
+    this.fused = (opts.graph ?? 'fused') === 'fused';
   }
 
   get description(): string {
-    return `ONNX Runtime ${this.runtime.version} (onnxruntime-node), CPU, ${this.threads} thread${this.threads === 1 ? '' : 's'}`;
+    return `ONNX Runtime ${this.runtime.version} (onnxruntime-node), CPU, ${this.threads} thread${this.threads === 1 ? '' : 's'}, ${this.fused ? 'fused' : 'standard'} graph`;
   }
 
   private weightsChanged(): boolean {
@@ -86,16 +97,17 @@ export class OnnxEngine implements InferenceEngine {
     // in float32 is 1.3 GB); a larger model goes through the disk cache, which writes external data.
     const bytes = [...this.model.params.values()].reduce((n, v) => n + 4 * v.size, 0);
     if (this.opts.cache === false && bytes <= DEFAULT_EXTERNAL_DATA_ABOVE) {
-      const { model: onnx, ...outputs } = this.exporter.export(this.model, { hiddenStates });
+      const { model: onnx, ...outputs } = this.exporter.export(this.model, { hiddenStates, fused: this.fused });
       const session = await this.runtime.ort.InferenceSession.create(encodeOnnxModel(onnx), this.sessionOptions());
       return { session, graph: { outputs } };
     }
     const cache = { ...(this.opts.cache || {}), log: this.log };
-    let graph = cachedOnnxGraph(this.model, this.exporter, { hiddenStates }, cache);
+    const options = { hiddenStates, fused: this.fused };
+    let graph = cachedOnnxGraph(this.model, this.exporter, options, cache);
     try {
       return { session: await this.createSession(graph.path), graph };
     } catch (e) {
-      graph = cachedOnnxGraph(this.model, this.exporter, { hiddenStates }, { ...cache, rebuild: (e as Error).message.split('\n')[0] });
+      graph = cachedOnnxGraph(this.model, this.exporter, options, { ...cache, rebuild: (e as Error).message.split('\n')[0] });
       return { session: await this.createSession(graph.path), graph };
     }
   }

@@ -5,7 +5,7 @@
  */
 export { RandomState } from './random-state.js';
 export { type Fold, type StratifiedKFoldOptions, stratifiedTestFolds, stratifiedKFold } from './stratified-kfold.js';
-export { numpyMean, numpyRound2, rint, firstArgmax } from './numpy-reductions.js';
+export { numpyMean, numpySum, numpyRound2, rint, firstArgmax } from './numpy-reductions.js';
 export { type Matrix, matrix, gatherRows, gather, gramWithIntercept, linearScores, addTransposedProduct, cholesky, choleskySolve } from './matrix.js';
 export { type WordVectors, readWordVectors, bowEmbed, bowEncoder, tokensOf } from './bow.js';
 export {
@@ -24,9 +24,13 @@ export { pairFeatures } from './pair-features.js';
 export { type EmbeddingBatch, type TransferBatcher, type TaskMatrices, type EmbedTaskOptions, bowBatcher, batcherFromEncoder, embedTask } from './embed-task.js';
 export { type LogisticProblem, blocksOf, log1pExp, logisticObjective, decisionFunction } from './logistic-objective.js';
 export { type LbfgsObjective, type LbfgsOptions, type LbfgsResult, minimizeLbfgs } from './lbfgs.js';
+export { type ObjectiveWithGradient, type LbfgsbOptions, type LbfgsbIteration, type LbfgsbResult, minimizeLbfgsb } from './lbfgsb.js';
+export { Dcsrch, type DcsrchParams, type DcsrchTask } from './dcsrch.js';
+export { type SklearnLbfgsOptions, SKLEARN_LOGISTIC_DEFAULTS, fitLogisticRegressionSklearn, toSklearnOrder, fromSklearnOrder } from './sklearn-lbfgs-fit.js';
 export {
   type LogisticModel,
   type LogisticFitOptions,
+  type SolverReport,
   LOGISTIC_TOL,
   encodeClasses,
   dataHessian,

@@ -15,6 +15,7 @@
  * `evaluate` returns f and writes ∇f; it is the single place the loss is defined.
  */
 import { addTransposedProduct, linearScores, type Matrix } from './matrix.js';
+import { numpySum } from './numpy-reductions.js';
 
 export interface LogisticProblem {
   x: Matrix;
@@ -37,63 +38,96 @@ export function log1pExp(z: number): number {
   return z > 0 ? z + Math.log1p(Math.exp(-z)) : Math.log1p(Math.exp(z));
 }
 
-// scores, then residuals, of the rows (reused between calls: evaluation is synchronous)
+// scores (then residuals) and per-row losses (reused between calls: evaluation is synchronous)
 let scratch = new Float64Array(0);
+let lossScratch = new Float64Array(0);
 
 function scoresBuffer(n: number): Float64Array {
   if (scratch.length < n) scratch = new Float64Array(n);
   return scratch.subarray(0, n);
 }
 
-/** f(θ) and, when grad is given, ∇f(θ) written into it. */
+function lossBuffer(n: number): Float64Array {
+  if (lossScratch.length < n) lossScratch = new Float64Array(n);
+  return lossScratch.subarray(0, n);
+}
+
+/**
+ * f(θ) and, when grad is given, ∇f(θ) written into it, with scikit-learn's arithmetic
+ * (LinearModelLoss.loss_gradient): per-row losses and residuals by HalfBinomialLoss /
+ * HalfMultinomialLoss's formulas, the losses summed as numpy's `.sum()` (numpySum), the penalty
+ * 0.5·(1/C)·‖W‖² with ‖W‖² summed in sklearn's parameter order (multinomial: feature-major), the
+ * weight gradient Xᵀr + (1/C)·w, the intercept gradient r.sum() (binary: numpy's pairwise sum;
+ * multinomial: `.sum(axis=0)`, row after row). The products with X are left-to-right loops where
+ * sklearn calls BLAS, so values agree to rounding.
+ */
 export function logisticObjective(pr: LogisticProblem, theta: Float64Array, grad?: Float64Array): number {
   const { x, y, C } = pr;
   const B = blocksOf(pr.nClasses);
   const d = x.cols;
   const p = d + 1;
+  const n = x.rows;
   if (theta.length !== B * p) throw new RangeError(`logisticObjective: ${theta.length} parameters, expected ${B} × ${p}`);
-  const z = scoresBuffer(x.rows * B);
+  const z = scoresBuffer(n * B);
   linearScores(x, theta, B, z);
-  // z becomes the residuals ∂loss_i/∂z (σ(z) − y, or softmax − one-hot) while the loss is summed
-  const loss = B === 1 ? binaryLoss(z, y) : multinomialLoss(z, y, B);
-  let reg = 0;
-  for (let c = 0; c < B; c++) for (let k = 0; k < d; k++) reg += theta[c * p + k] * theta[c * p + k];
+  // z becomes the residuals ∂loss_i/∂z (σ(z) − y, or softmax − one-hot); the losses go to `losses`
+  const losses = lossBuffer(n);
+  if (B === 1) binaryLoss(z, y, losses);
+  else multinomialLoss(z, y, B, losses);
+  const loss = numpySum(losses, n);
+  const l2 = 1 / C;
+  let norm2 = 0;
+  for (let k = 0; k < d; k++) for (let c = 0; c < B; c++) norm2 += theta[c * p + k] * theta[c * p + k];
   if (grad) {
     grad.fill(0);
     addTransposedProduct(x, z, B, grad);
-    for (let c = 0; c < B; c++) for (let k = 0; k < d; k++) grad[c * p + k] += theta[c * p + k] / C;
+    for (let c = 0; c < B; c++) for (let k = 0; k < d; k++) grad[c * p + k] = grad[c * p + k] + l2 * theta[c * p + k];
+    if (B === 1) grad[d] = numpySum(z, n);
+    else
+      for (let c = 0; c < B; c++) {
+        let s = 0;
+        for (let i = 0; i < n; i++) s += z[i * B + c];
+        grad[c * p + d] = s;
+      }
   }
-  return loss + reg / (2 * C);
+  return loss + 0.5 * l2 * norm2;
 }
 
-function binaryLoss(z: Float64Array, y: Int32Array): number {
-  let loss = 0;
+/**
+ * HalfBinomialLoss (sklearn 1.2.1 `closs_grad_half_binomial`; these branches reproduce its
+ * values bit for bit in Python): loss log(1 + e^z) − y z and residual σ(z) − y, by cases on z.
+ */
+function binaryLoss(z: Float64Array, y: Int32Array, losses: Float64Array): void {
   for (let i = 0; i < y.length; i++) {
-    const zi = z[i];
-    const yi = y[i];
-    // one exp serves both log(1 + e^z) = max(z, 0) + log1p(e^-|z|) and σ(z)
-    const e = Math.exp(-Math.abs(zi));
-    loss += (zi > 0 ? zi : 0) + Math.log1p(e) - yi * zi;
-    z[i] = (zi >= 0 ? 1 / (1 + e) : e / (1 + e)) - yi;
+    const r = z[i];
+    const yt = y[i];
+    let e: number;
+    if (r <= 0) {
+      e = Math.exp(r);
+      losses[i] = r <= -37 ? e - yt * r : Math.log1p(e) - yt * r;
+      z[i] = ((1 - yt) * e - yt) / (1 + e);
+    } else {
+      e = Math.exp(-r);
+      losses[i] = r <= 18 ? Math.log1p(e) + (1 - yt) * r : e + (1 - yt) * r;
+      z[i] = (1 - yt - yt * e) / (1 + e);
+    }
   }
-  return loss;
 }
 
-function multinomialLoss(z: Float64Array, y: Int32Array, K: number): number {
-  let loss = 0;
+/** HalfMultinomialLoss: loss log Σ_k e^{z_k} − z_y through the row maximum, residual softmax − one-hot. */
+function multinomialLoss(z: Float64Array, y: Int32Array, K: number, losses: Float64Array): void {
   for (let i = 0; i < y.length; i++) {
     const o = i * K;
-    let zmax = -Infinity;
-    for (let c = 0; c < K; c++) if (z[o + c] > zmax) zmax = z[o + c];
+    let zmax = z[o];
+    for (let c = 1; c < K; c++) if (zmax < z[o + c]) zmax = z[o + c];
     const yi = y[i];
     const zy = z[o + yi];
     let sum = 0;
     for (let c = 0; c < K; c++) sum += z[o + c] = Math.exp(z[o + c] - zmax);
-    loss += zmax + Math.log(sum) - zy;
+    losses[i] = Math.log(sum) + zmax - zy;
     for (let c = 0; c < K; c++) z[o + c] /= sum;
     z[o + yi] -= 1;
   }
-  return loss;
 }
 
 /**

@@ -3,11 +3,12 @@
  * (objective in logistic-objective.ts; binary: one weight vector, more classes: multinomial
  * softmax), solved to its optimum, deterministically, by preconditioned L-BFGS (lbfgs.ts).
  *
- * scikit-learn's default lbfgs stops after 100 iterations (`max_iter=100`, `tol=1e-4` on the
- * gradient of the summed loss), short of the optimum in most of SentEval's fits (golden README,
- * Tolerances); where it stops depends on float rounding, so no other implementation can follow it.
- * We solve to the optimum instead, which the golden's `final.optimum` (sklearn newton-cg, tol
- * 1e-10) and `informative_converged_result` check. Stopping rule: predicted decrease
+ * This is the converged reference: scikit-learn's default lbfgs stops after 100 iterations
+ * (`max_iter=100`, `tol=1e-4` on the gradient of the summed loss), short of the optimum in most of
+ * SentEval's fits (golden README, Tolerances); SentEval's own path, capped where SciPy stops, is
+ * sklearn-lbfgs-fit.ts. This file solves to the optimum, which the golden's `final.optimum`
+ * (sklearn newton-cg, tol 1e-10) and `informative_converged_result` check, and which the
+ * scikit-learn learner offers as `solver: 'optimum'`. Stopping rule: predicted decrease
  * δ = −gᵀd/2 ≈ f − f* below 1e-11·f. Since the Hessian is ≈ c·X̃ᵀX̃ (c ≈ 0.2), the margins' RMS
  * error is then about √(2δ / (c·n)) ≈ 1e-5 on these tasks: no prediction with a larger margin can
  * flip (on the golden, every task number equals the converged reference's; 1e-13 costs ~15% more
@@ -27,7 +28,7 @@
  */
 import { InputError } from '../../util/errors.js';
 import { blocksOf, decisionFunction, logisticObjective, type LogisticProblem } from './logistic-objective.js';
-import { minimizeLbfgs, type LbfgsResult } from './lbfgs.js';
+import { minimizeLbfgs } from './lbfgs.js';
 import { cholesky, choleskySolve, gramWithIntercept, type Matrix } from './matrix.js';
 
 export interface LogisticModel {
@@ -39,7 +40,19 @@ export interface LogisticModel {
   theta: Float64Array;
   /** Objective at theta on the training rows. */
   objective: number;
-  solver: Pick<LbfgsResult, 'iterations' | 'evaluations' | 'converged' | 'decrement' | 'reason'>;
+  solver: SolverReport;
+}
+
+/** How a fit ended: iterations, objective/gradient evaluations, and why it stopped. */
+export interface SolverReport {
+  iterations: number;
+  evaluations: number;
+  /** The solver's own convergence test passed (false at an iteration cap). */
+  converged: boolean;
+  /** Why it stopped (this solver: 'decrement' | 'no-decrease' | 'max-iter'; SciPy's L-BFGS-B: its message). */
+  reason: string;
+  /** The last predicted decrease −gᵀd/2 (this file's solver only). */
+  decrement?: number;
 }
 
 export interface LogisticFitOptions {

@@ -6,6 +6,9 @@
  *   (`pairwise_sum_DOUBLE`): n < 8: left to right from 0; n ≤ 128: eight running sums r[j] over
  *   a[j], a[j+8], …, combined as ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)), then the remaining n mod 8
  *   added left to right; larger n: split at n/2 rounded down to a multiple of 8, recursively.
+ * - `numpySum(a)`: `a.sum()` of a contiguous 1-D float64 array: the reduction runs over blocks of
+ *   numpy's buffer size (8192 elements), each block summed pairwise as above and added to the
+ *   running total in order (checked against numpy 1.24 for n up to 30,000).
  * - `numpyRound2(x)`: `round(x, 2)` on a numpy float64 = rint(x · 100) / 100, ties to even on the
  *   scaled double (not Python's decimal-exact rounding of a float).
  * - `firstArgmax(a)`: `np.argmax`: the first index of the maximum (ties go to the smaller index).
@@ -31,10 +34,19 @@ function pairwiseSum(a: ArrayLike<number>, start: number, n: number): number {
   return pairwiseSum(a, start, n2) + pairwiseSum(a, start + n2, n - n2);
 }
 
-/** `np.mean` of a float64 vector (pairwise summation, then one division). */
+const NUMPY_BUFSIZE = 8192;
+
+/** `a.sum()` of a contiguous float64 vector, in numpy's order (pairwise within 8192-element blocks). */
+export function numpySum(a: ArrayLike<number>, n = a.length): number {
+  let total = 0;
+  for (let s = 0; s < n; s += NUMPY_BUFSIZE) total = total + pairwiseSum(a, s, Math.min(NUMPY_BUFSIZE, n - s));
+  return total;
+}
+
+/** `np.mean` of a float64 vector (numpy's sum, then one division). */
 export function numpyMean(a: ArrayLike<number>): number {
   if (a.length === 0) return NaN;
-  return pairwiseSum(a, 0, a.length) / a.length;
+  return numpySum(a) / a.length;
 }
 
 /** Round half to even (C `rint` in the default rounding mode). */

@@ -103,6 +103,12 @@ function checkLabels(y: Int32Array, what: string): void {
   if (new Set(y).size < 2) throw new InputError(`${what}: all ${y.length} rows have the same label; a classifier needs at least 2 classes`);
 }
 
+/** A fit's solver iterations as its learner reports them (NaN when it reports none). */
+function iterationsOf(f: FittedClassifier): number {
+  const it = f.info?.iterations;
+  return typeof it === 'number' ? it : NaN;
+}
+
 function countFits(fits: FittedClassifier[], stats: FitStats): void {
   for (const f of fits) {
     stats.fits++;
@@ -122,12 +128,16 @@ export interface InnerKFoldFold {
   innerTest: Int32Array[];
   /** innerScores[r][j]: raw accuracy of regs[r] on inner fold j. */
   innerScores: number[][];
+  /** innerIterations[r][j]: solver iterations of that fit (NaN if the learner reports none). */
+  innerIterations: number[][];
   regScores: number[];
   chosenReg: number;
   devacc: number;
   testAccRaw: number;
   testAcc: number;
   testPred: Int32Array;
+  /** What the learner reported about the refit (iterations, objective, …). */
+  finalInfo?: FittedClassifier['info'];
 }
 
 export interface InnerKFoldResult extends FitStats {
@@ -165,6 +175,7 @@ export async function innerKFold(
     const gTr = gramWithout(gAll, xTe);
     const inner = o.folds?.inner[f] ?? stratifiedKFold(yTr, { nSplits: o.k, shuffle: true, randomState: 1111 });
     const innerScores = regs.map(() => [] as number[]);
+    const innerIterations = regs.map(() => [] as number[]);
     for (const fold of inner) {
       const xIn = gatherRows(xTr, fold.train, bufIn);
       const xOut = gatherRows(xTr, fold.test, bufOut);
@@ -172,7 +183,10 @@ export async function innerKFold(
       const gram = learner.usesGram ? gramWithout(gTr, xOut) : undefined;
       const fits = await learner.fitPath({ x: xIn, y: gather(yTr, fold.train), gram }, regs, { kind: 'data', x: xOut, y: yOut }, ctx);
       countFits(fits, stats);
-      fits.forEach((m, r) => innerScores[r].push(accuracy(m.predict(xOut), yOut)));
+      fits.forEach((m, r) => {
+        innerScores[r].push(accuracy(m.predict(xOut), yOut));
+        innerIterations[r].push(iterationsOf(m));
+      });
     }
     const regScores = innerScores.map((s) => round100(numpyMean(s)));
     const best = firstArgmax(regScores);
@@ -184,12 +198,14 @@ export async function innerKFold(
       test,
       innerTest: inner.map((h) => h.test),
       innerScores,
+      innerIterations,
       regScores,
       chosenReg: regs[best],
       devacc: regScores[best],
       testAccRaw,
       testAcc: round100(testAccRaw),
       testPred,
+      finalInfo: final.info,
     });
     o.log?.(`  fold ${f + 1}/${outer.length}: C=${regs[best]} dev ${regScores[best]} test ${round100(testAccRaw)}`);
   }
@@ -209,6 +225,8 @@ export interface KFoldResult extends FitStats {
   foldsTest: Int32Array[];
   /** foldScores[r][j]: raw accuracy of regs[r] on fold j. */
   foldScores: number[][];
+  /** foldIterations[r][j]: solver iterations of that fit (NaN if the learner reports none). */
+  foldIterations: number[][];
   regScores: number[];
   chosenReg: number;
   devacc: number;
@@ -216,6 +234,8 @@ export interface KFoldResult extends FitStats {
   acc: number;
   /** Test predictions of the refit (SentEval's yhat). */
   testPred: Int32Array;
+  /** What the learner reported about the refit. */
+  finalInfo?: FittedClassifier['info'];
 }
 
 /** KFoldClassifier. `folds` replaces the computed folds over train. */
@@ -227,6 +247,7 @@ export async function kFold(train: { x: Matrix; y: Int32Array }, test: { x: Matr
   const stats: FitStats = { fits: 0, unconverged: 0 };
   const ctx: FitContext = { nClasses: o.nClasses, seed: o.seed };
   const foldScores = regs.map(() => [] as number[]);
+  const foldIterations = regs.map(() => [] as number[]);
   const bufIn = new Float64Array(train.x.rows * train.x.cols);
   const bufOut = new Float64Array(train.x.rows * train.x.cols);
   for (const fold of folds) {
@@ -236,7 +257,10 @@ export async function kFold(train: { x: Matrix; y: Int32Array }, test: { x: Matr
     const gram = learner.usesGram ? gramWithout(gAll, xOut) : undefined;
     const fits = await learner.fitPath({ x: xIn, y: gather(train.y, fold.train), gram }, regs, { kind: 'data', x: xOut, y: yOut }, ctx);
     countFits(fits, stats);
-    fits.forEach((m, r) => foldScores[r].push(accuracy(m.predict(xOut), yOut)));
+    fits.forEach((m, r) => {
+      foldScores[r].push(accuracy(m.predict(xOut), yOut));
+      foldIterations[r].push(iterationsOf(m));
+    });
   }
   const regScores = foldScores.map((s) => round100(numpyMean(s)));
   const best = firstArgmax(regScores);
@@ -250,12 +274,14 @@ export async function kFold(train: { x: Matrix; y: Int32Array }, test: { x: Matr
     regs,
     foldsTest: folds.map((f) => f.test),
     foldScores,
+    foldIterations,
     regScores,
     chosenReg: regs[best],
     devacc: regScores[best],
     testAccRaw,
     acc: round100(testAccRaw),
     testPred,
+    finalInfo: final.info,
     ...stats,
   };
 }
@@ -265,11 +291,15 @@ export interface SplitResult extends FitStats {
   regs: number[];
   devScoresRaw: number[];
   devScores: number[];
+  /** iterations[r]: solver iterations of the fit with regs[r] (NaN if the learner reports none). */
+  iterations: number[];
   chosenReg: number;
   devacc: number;
   testAccRaw: number;
   acc: number;
   testPred: Int32Array;
+  /** What the learner reported about the chosen fit. */
+  finalInfo?: FittedClassifier['info'];
 }
 
 /** SplitClassifier (train / dev / test). */
@@ -296,5 +326,18 @@ export async function splitValidation(
   const testPred = final.predict(test.x);
   const testAccRaw = accuracy(testPred, test.y);
   o.log?.(`  C=${regs[best]} dev ${devScores[best]} test ${round100(testAccRaw)}`);
-  return { protocol: 'split', regs, devScoresRaw, devScores, chosenReg: regs[best], devacc: devScores[best], testAccRaw, acc: round100(testAccRaw), testPred, ...stats };
+  return {
+    protocol: 'split',
+    regs,
+    devScoresRaw,
+    devScores,
+    iterations: fits.map(iterationsOf),
+    chosenReg: regs[best],
+    devacc: devScores[best],
+    testAccRaw,
+    acc: round100(testAccRaw),
+    testPred,
+    finalInfo: final.info,
+    ...stats,
+  };
 }
