@@ -30,14 +30,14 @@ export interface SklearnLbfgsOptions {
 export const SKLEARN_LOGISTIC_DEFAULTS = { maxIter: 100, tol: 1e-4 } as const;
 
 /** Our per-class layout [w_c (d), b_c] → sklearn's F-order ravel (multinomial) or itself (binary). */
-export function toSklearnOrder(theta: Float64Array, B: number, p: number, out = new Float64Array(theta.length)): Float64Array {
+export function toSklearnOrder(theta: Float64Array, B: number, p: number, out: Float64Array = new Float64Array(theta.length)): Float64Array {
   if (B === 1) out.set(theta);
   else for (let c = 0; c < B; c++) for (let j = 0; j < p; j++) out[j * B + c] = theta[c * p + j];
   return out;
 }
 
 /** Inverse of toSklearnOrder. */
-export function fromSklearnOrder(v: Float64Array, B: number, p: number, out = new Float64Array(v.length)): Float64Array {
+export function fromSklearnOrder(v: Float64Array, B: number, p: number, out: Float64Array = new Float64Array(v.length)): Float64Array {
   if (B === 1) out.set(v);
   else for (let c = 0; c < B; c++) for (let j = 0; j < p; j++) out[c * p + j] = v[j * B + c];
   return out;
