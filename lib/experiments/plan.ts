@@ -551,9 +551,9 @@ export class Plan {
       if (!r.run || seen.has(r.run.run.file)) continue;
       seen.add(r.run.run.file);
       const ev = r.row.recipe?.evaluation ? (r.evaluation ? `${r.evaluation.status} ${r.evaluation.run.record.runId}` : (r.evaluationSkipped ?? 'not evaluated')) : '(the training record)';
-      rows.push([`${this.recipeOf(r.row)?.name ?? r.row.row} (seed ${r.seed})`, `${r.run.status} ${r.run.run.record.runId}`, this.recipeOf(r.row)?.evaluation?.pooling ?? String(r.run.run.record.config.pooling ?? ''), r.standIn ?? '', ev]);
+      rows.push([`${r.row.row}: ${this.recipeOf(r.row)?.name ?? 'no recipe'} (seed ${r.seed})`, `${r.run.status} ${r.run.run.record.runId}`, this.recipeOf(r.row)?.evaluation?.pooling ?? String(r.run.run.record.config.pooling ?? ''), r.standIn ?? '', ev]);
     }
-    return { caption, columns: ['run', 'training', 'evaluated as', 'stood in', 'evaluation'], rows };
+    return { caption, columns: ['row: recipe (seed)', 'training', 'evaluated as', 'stood in', 'evaluation'], rows };
   }
 
   /** The rows that did not run here, with the cells they leave empty and why. */

@@ -193,11 +193,14 @@ export class OptModel extends AdaptableTransformerModel<OptConfig> implements Ad
           if (opts.cache || opts.returnCache) throw new InputError('LayerDrop (training with layerdrop > 0) cannot keep a KV cache: a skipped layer has no keys and values');
           continue;
         }
-        if (opts.checkpointing && !opts.cache && !opts.returnCache) {
-          // One recomputed op per layer that keeps only its input (../../ops/checkpoint.ts), its
-          // dropout masks redrawn from the same seeds in backward; keys and values are not kept.
+        if (!opts.cache && !opts.returnCache) {
+          // Each layer in its own scope, so what the gradient tape did not save is freed when the
+          // layer ends (inference keeps only the layer's output: without it OPT-13B's prompt
+          // batch held every layer's activations, 62 GB, in the rehearsal); keys and values are
+          // not kept. With checkpointing, one recomputed op per layer that keeps only its input
+          // (../../ops/checkpoint.ts), its dropout masks redrawn from the same seeds in backward.
           const fn = replayingDropout(this, (x: tf.Tensor, m: tf.Tensor) => tf.tidy(() => this.layer(x, l, m, input, opts, ctx, training).h));
-          h = checkpoint(fn, h, trainableUnder(this.params, `${p}layers.${l}.`), [mask]);
+          h = opts.checkpointing ? checkpoint(fn, h, trainableUnder(this.params, `${p}layers.${l}.`), [mask]) : fn(h, mask);
           continue;
         }
         const layer = this.layer(h, l, mask, input, opts, ctx, training);
