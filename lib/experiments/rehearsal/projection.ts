@@ -65,9 +65,9 @@ export function h100Mfu(): number {
 
 export type WorkKind = 'train' | 'lora' | 'encode';
 
-/** FLOPs per token of a model with `parameters` parameters (see the file comment). */
-export function flopsPerToken(parameters: number, kind: WorkKind): number {
-  return (kind === 'train' ? 6 : kind === 'lora' ? 4 : 2) * parameters;
+/** FLOPs per token of a model with `parameters` parameters (see the file comment); activation checkpointing recomputes the forward pass in backward: 2·P more. */
+export function flopsPerToken(parameters: number, kind: WorkKind, recompute = false): number {
+  return ((kind === 'train' ? 6 : kind === 'lora' ? 4 : 2) + (recompute && kind !== 'encode' ? 2 : 0)) * parameters;
 }
 
 export interface TimeProjection {
@@ -81,15 +81,15 @@ export interface TimeProjection {
  * measured BERT-base speed where the model is BERT-base sized and trains every weight, else the
  * FLOPs at BERT-base's MFU.
  */
-export function projectH100Seconds(o: { tokens: number; tokensPerMicroBatch: number; parameters: number; kind: WorkKind }): TimeProjection {
+export function projectH100Seconds(o: { tokens: number; tokensPerMicroBatch: number; parameters: number; kind: WorkKind; recompute?: boolean }): TimeProjection {
   const bertBase = Math.abs(o.parameters - BERT_BASE_PARAMETERS) / BERT_BASE_PARAMETERS < 0.05;
-  if (bertBase && o.kind === 'train') {
+  if (bertBase && o.kind === 'train' && !o.recompute) {
     const tps = bertBaseH100TokensPerSecond(o.tokensPerMicroBatch);
     return { seconds: o.tokens / tps, basis: `BERT-base on the H100 at ${Math.round(tps / 1000)}k tokens/s (TF32, measured)` };
   }
   const mfu = h100Mfu();
   return {
-    seconds: (o.tokens * flopsPerToken(o.parameters, o.kind)) / (mfu * H100_TF32_PEAK_FLOPS),
-    basis: `FLOPs (${o.kind === 'train' ? '6' : o.kind === 'lora' ? '4' : '2'}·P per token) at BERT-base's measured H100 MFU ${(mfu * 100).toFixed(0)}%`,
+    seconds: (o.tokens * flopsPerToken(o.parameters, o.kind, o.recompute)) / (mfu * H100_TF32_PEAK_FLOPS),
+    basis: `FLOPs (${flopsPerToken(1, o.kind, o.recompute)}·P per token${o.recompute && o.kind !== 'encode' ? ', checkpointing included' : ''}) at BERT-base's measured H100 MFU ${(mfu * 100).toFixed(0)}%`,
   };
 }

@@ -208,7 +208,7 @@ export async function rehearseTraining(o: RehearseTrainingOptions): Promise<Rehe
     const epochTokens = tokensPerEpoch;
     const totalTokens = c.maxSteps !== undefined ? Math.min(epochTokens * (c.epochs ?? 1), (epochTokens / Math.max(1, totalExamples)) * stepExamples * c.maxSteps) : epochTokens * (c.epochs ?? 1);
     const tokensPerMicroBatch = c.batchSize * TEXTS_PER_EXAMPLE[train.kind] * length;
-    const time = projectH100Seconds({ tokens: totalTokens, tokensPerMicroBatch, parameters: spec.parameters, kind: recipe.lora ? 'lora' : 'train' });
+    const time = projectH100Seconds({ tokens: totalTokens, tokensPerMicroBatch, parameters: spec.parameters, kind: recipe.lora ? 'lora' : 'train', recompute: c.checkpointing === true });
     const fits = projectedPeak <= FIT_BUDGET_BYTES;
     return {
       ...base,
