@@ -25,7 +25,7 @@ describe('argument errors before any build or model load', { concurrency: 2 }, (
       line: /^notebooks: no notebook named or starting with "nonexistent" in notebooks; available: 00-encode-and-compare, .* \(see --help\)$/,
       never: /building lib\/|running \d+ notebook/,
     },
-    { args: ['notebooks', '--', '00', '--preset', 'tiny'], line: /^notebooks: unknown preset 'tiny': expected one of smoke, paper \(see --help\)$/, never: /building lib\/|running \d+ notebook/ },
+    { args: ['notebooks', '--', '00', '--preset', 'tiny'], line: /^notebooks: unknown preset 'tiny': expected one of smoke, paper, rehearsal \(see --help\)$/, never: /building lib\/|running \d+ notebook/ },
     { args: ['jupyter', '--', '--port', 'eighty'], line: /^jupyter: --port expects an integer from 1 to 65535, got 'eighty' \(see --help\)$/, never: /building lib\/|starting .*jupyter|registered the tslab kernel/ },
     { args: ['export', '--', '--model', 'some/model', '--out', 'build/never-written', '--pooling', 'mean-ish'], line: /^export: unknown pooling 'mean-ish': expected one of .* \(see --help\)$/, never: /^backend:|export: wrote/m },
     { args: ['train', '--', '--task', 'stsb', '--steps', '3'], line: /^train: Unknown option '--steps' \(see --help\)$/, never: /^backend:|train: task/m },

@@ -50,11 +50,12 @@ describe('training curves', () => {
     assertSerialisable(fig);
     assert.equal(fig.data.length, 3);
     const [loss, dev, lr] = fig.data;
-    assert.equal(details.log.length, 180);
+    // Whatever run results/train-stsb holds (its record is replaced when the schema changes): every logged step, every dev evaluation.
+    assert.ok(details.log.length >= 2 && details.evals.length >= 1, 'the committed record has step and eval logs');
     assert.deepEqual(loss!.x, details.log.map((s) => s.step));
     assert.deepEqual(loss!.y, details.log.map((s) => s.loss));
     assert.deepEqual(lr!.y, details.log.map((s) => s.lr));
-    assert.deepEqual(dev!.x, [60, 120, 180]);
+    assert.deepEqual(dev!.x, details.evals.map((e) => e.step));
     assert.deepEqual(dev!.y, details.evals.map((e) => e.metrics.spearman! * 100));
     // The record's own summary agrees: best dev Spearman (× 100) is the highest point.
     assert.equal(Math.max(...(dev!.y as number[])), record.metrics.best_dev_spearman);
