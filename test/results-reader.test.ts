@@ -116,8 +116,8 @@ describe('readResults', () => {
     );
   });
 
-  test('the committed STS-B record reads as written', () => {
-    const dir = join(packageRoot(), 'results');
+  test('a full-epoch STS-B record of the earlier schema (test/fixtures/records) reads as written', () => {
+    const dir = join(packageRoot(), 'test', 'fixtures', 'records');
     const real = readResults({ resultsDir: dir, experiments: 'train-stsb' });
     const files = readdirSync(join(dir, 'train-stsb')).filter((f) => f.endsWith('.json') && !f.endsWith('.predictions.json'));
     assert.equal(real.table.numRows(), files.length);

@@ -42,7 +42,7 @@ function section(card: string, heading: string): string {
   return card.slice(start, end < 0 ? undefined : end);
 }
 
-describe('the card of the committed STS-B record', () => {
+describe('the card of a full-epoch STS-B record of the earlier schema (test/fixtures/records)', () => {
   let card: string;
   let record: RunRecord;
   let cardFile: string;
@@ -51,7 +51,7 @@ describe('the card of the committed STS-B record', () => {
     const dir = join(tmp, 'stsb-results');
     // The record only (the folder may also hold git-ignored checkpoints of other runs).
     mkdirSync(join(dir, 'train-stsb'), { recursive: true });
-    copyFileSync(join(packageRoot(), 'results', 'train-stsb', `${STSB_ID}.json`), join(dir, 'train-stsb', `${STSB_ID}.json`));
+    copyFileSync(join(packageRoot(), 'test', 'fixtures', 'records', 'train-stsb', `${STSB_ID}.json`), join(dir, 'train-stsb', `${STSB_ID}.json`));
     record = JSON.parse(readFileSync(join(dir, 'train-stsb', `${STSB_ID}.json`), 'utf8')) as RunRecord;
     const out = writeRunCards('train-stsb', {
       resultsDir: dir,

@@ -114,10 +114,21 @@ function metrics(run: LoadedRun, b: SideBySideBootstrap): string {
   let interval: string | undefined;
   const p = run.predictions;
   const testValue = r.metrics[SIDECAR_METRIC];
+  let noInterval: string | undefined;
   if (p && typeof testValue === 'number') {
-    const boot = bootstrapSpearmanCI(p.predictions, p.gold, { resamples: b.resamples ?? DEFAULT_RESAMPLES, seed: b.seed ?? 0, level: b.level ?? 0.95, method: b.method ?? 'bca', source: run.predictionsFile });
+    let boot: ReturnType<typeof bootstrapSpearmanCI> | undefined;
+    try {
+      boot = bootstrapSpearmanCI(p.predictions, p.gold, { resamples: b.resamples ?? DEFAULT_RESAMPLES, seed: b.seed ?? 0, level: b.level ?? 0.95, method: b.method ?? 'bca', source: run.predictionsFile });
+    } catch (e) {
+      // A smoke run's few test pairs (e.g. 4: a resample of one repeated pair has no correlation)
+      // have no interval; the card says so instead of failing the run whose record is written.
+      if (!(e instanceof InputError)) throw e;
+      // Without the sidecar's path: cards are committed, and carry no absolute path of this machine.
+      const where = e.file ? `${e.file}${e.line !== undefined ? `:${e.line}` : ''}: ` : '';
+      noInterval = e.message.slice(e.message.startsWith(where) ? where.length : 0).split('\n')[0];
+    }
     // Only an interval of the number it stands beside.
-    if (Math.abs(boot.spearman * 100 - testValue) <= 1e-6 * Math.max(1, Math.abs(testValue))) {
+    if (boot && Math.abs(boot.spearman * 100 - testValue) <= 1e-6 * Math.max(1, Math.abs(testValue))) {
       interval = `${formatWithInterval(boot.spearman, boot.ci, { scale: 100 })}, ${boot.resamples} resamples of ${boot.n} test pairs, seed ${boot.seed}`;
     }
   }
@@ -129,6 +140,7 @@ function metrics(run: LoadedRun, b: SideBySideBootstrap): string {
   const lines = [md({ columns: ['metric', 'this run', ...(hasPaper ? ['paper', 'Δ (run − paper)', 'paper source'] : [])], rows })];
   lines.push('', 'Spearman ρ × 100 where the papers print it so; `final_loss` is the training loss of the last step.');
   if (interval) lines.push('', `Bootstrap interval of ${code(SIDECAR_METRIC)}: ${interval}.`);
+  if (noInterval) lines.push('', `No bootstrap interval of ${code(SIDECAR_METRIC)}: ${noInterval}.`);
   if (!hasPaper) lines.push('', `No paper cell: ${r.paperNote ?? 'the record names none.'}`);
   return lines.join('\n');
 }
