@@ -122,7 +122,22 @@ test('PromptEOL: the demonstrations are Table 4\'s, the fine-tuning recipe the a
   assert.equal(llama.model, 'decoder');
   assert.equal(llama.standIn!.name, 'prompteol-cse-stsb-positives');
   assert.equal(llama.taskOptions?.test, 'senteval-sts');
-  assert.ok(rows.filter((x) => x.row.includes('OPT')).every((x) => x.unavailable === 'needs OPT'));
+  // The OPT rows train the same recipe from facebook/opt-<size>; the 13B rows as two micro-batches of 100.
+  assert.deepEqual(rows.filter((x) => x.row.includes('OPT') || x.row.includes('13B')).map((x) => [x.row, x.model, x.recipe?.name]), [
+    ['PromptEOL+CSE OPT 1.3B', 'facebook/opt-1.3b', 'prompteol-cse-nli'],
+    ['PromptEOL+CSE OPT 2.7B', 'facebook/opt-2.7b', 'prompteol-cse-nli'],
+    ['PromptEOL+CSE OPT 13B', 'facebook/opt-13b', 'prompteol-cse-nli-13b'],
+    ['PromptEOL+CSE LLaMA 13B', 'NousResearch/Llama-2-13b-hf', 'prompteol-cse-nli-13b'],
+  ]);
+  // Smoke: the tiny OPT stands in once (OPT 1.3B), the toy decoder once (LLaMA 7B); the others say so, and none reaches for the Hub.
+  const smoke = prompteolTable2Rows({ model: 'decoder', optStandIn: 'tiny-opt' });
+  assert.deepEqual(smoke.map((x) => [x.row, x.model ?? x.unavailable]), [
+    ['PromptEOL+CSE OPT 1.3B', 'tiny-opt'],
+    ['PromptEOL+CSE OPT 2.7B', 'smoke: the tiny OPT stood in once, for OPT 1.3B (not repeated per size)'],
+    ['PromptEOL+CSE OPT 13B', 'smoke: the tiny OPT stood in once, for OPT 1.3B (not repeated per size)'],
+    ['PromptEOL+CSE LLaMA 7B', 'decoder'],
+    ['PromptEOL+CSE LLaMA 13B', 'smoke: the toy decoder stood in once, for LLaMA 7B (not repeated per size)'],
+  ]);
 });
 
 test('a plan over supplied data: tables, a run reused the second time, rows marked where data is missing, cells mapped to metrics', { skip: GOLDEN_DIR ? false : 'no tiny BERT (encoder golden set)' }, async () => {

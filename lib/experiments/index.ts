@@ -35,8 +35,58 @@ export { runTransferRows, bowTransferRow, modelTransferRow, sklearnPath, pytorch
 export { locateWordVectors, sentevalTimings, vocabularyCoverage } from './transfer-resources.js';
 export { transferDatasetId, transferWorkTable, vocabularyCoverageTable, runModelTransfer, transferCellSources, transferRowsTable, transferPathsTable, transferTimeTable } from './transfer-tables.js';
 export { measureGeometry, cosineSpreadTable, alignUniformPathTable, alignUniformPathSummary, f3, type GeometryMeasurement } from './geometry-measure.js';
-export { promptEolRows, evaluatePromptRows, iclImprovementTable, type PromptRow } from './prompt-evaluations.js';
+export {
+  promptEolRows,
+  evaluatePromptRows,
+  evaluatePromptRowsThroughEndpoint,
+  evaluatePromptEolModels,
+  fitSentencesToContext,
+  promptRoutesTable,
+  promptEolTable1Sources,
+  optIclImprovements,
+  iclImprovementTable,
+  type PromptRow,
+  type PromptModelResult,
+} from './prompt-evaluations.js';
+export {
+  promptEmbeddingRoute,
+  promptEmbeddingRoutes,
+  inProcessFit,
+  tensorParallelSize,
+  vllmEmbeddingCommand,
+  serveLlmCommand,
+  endpointFor,
+  smokeOptStandIn,
+  type PromptEmbeddingRoute,
+  type EndpointSetting,
+  type PromptEolModel,
+  type RouteOptions,
+} from './prompt-embedding-route.js';
 export { llmSupervisedTaskData, table5TrainingData, type TableGenerator } from './llm-supervised-data.js';
+export { inProcessPromptEncoder, endpointPromptEncoder } from './prompt-evaluations.js';
+export {
+  searchIclDemonstrations,
+  searchIclDemonstrationsForModels,
+  stsbDevEvaluator,
+  type IclSearch,
+  type IclSearchResult,
+  type IclSearchRehearsal,
+  type IclSearchNotRun,
+  type IclSearchOptions,
+  type IclScore,
+  type IclCandidateScore,
+  type IclModelSearch,
+} from './icl-demonstration-search.js';
+export { iclSearchTable, iclCandidatesTable, iclSearchFigure, type IclSearchEntry } from './icl-search-report.js';
+export {
+  table4DemonstrationSet,
+  stsbTrainSentences,
+  labelStsbTrainDemonstrations,
+  oneWordLabelsTable,
+  PROMPTEOL_DEMONSTRATION_SET_SIZE,
+  type LabelledDemonstrations,
+} from './icl-demonstration-sets.js';
+export { readDemonstrationFile, readDemonstrationsJsonl, readAuthorsIclExamples, writeDemonstrationsJsonl, type DemonstrationCandidate } from '../llm/demonstration-set.js';
 
 // The rehearsal.
 export { rehearsing, rehearseEncoding, type RehearseEncodingOptions } from './rehearsal/encode.js';

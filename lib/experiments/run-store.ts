@@ -12,7 +12,7 @@
  * key) runs anew beside the old record, and every record has its card.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { envConfig } from '../config.js';
 import { loadRun, type LoadedRun } from '../report/results-reader.js';
@@ -21,6 +21,34 @@ import { writeRunCard, type RunCardOptions } from '../report/run-card.js';
 /** The key of a run: the first 16 hex digits of the sha256 of its identity as JSON. */
 export function keyOf(identity: unknown): string {
   return createHash('sha256').update(JSON.stringify(identity)).digest('hex').slice(0, 16);
+}
+
+/**
+ * The run key of each record file read so far, by path, valid while the file's size and mtime are
+ * unchanged: a folder of many runs (a demonstration search writes hundreds) is then looked up by
+ * a stat per file instead of parsing every record (and its predictions sidecar) on every lookup.
+ */
+const runKeys = new Map<string, { size: number; mtimeMs: number; runKey: string | undefined }>();
+
+/** A record file's `details.runKey` (undefined: none, or not a readable record). */
+function runKeyOf(file: string): string | undefined {
+  let st: { size: number; mtimeMs: number };
+  try {
+    st = statSync(file);
+  } catch {
+    return undefined;
+  }
+  const known = runKeys.get(file);
+  if (known && known.size === st.size && known.mtimeMs === st.mtimeMs) return known.runKey;
+  let runKey: string | undefined;
+  try {
+    const details = (JSON.parse(readFileSync(file, 'utf8')) as { details?: { runKey?: unknown } } | null)?.details;
+    runKey = typeof details?.runKey === 'string' ? details.runKey : undefined;
+  } catch {
+    runKey = undefined;
+  }
+  runKeys.set(file, { size: st.size, mtimeMs: st.mtimeMs, runKey });
+  return runKey;
 }
 
 /** The finished run with this key in results/<experiment>/, if any (the newest one). */
@@ -32,9 +60,10 @@ export function finishedRun(resultsDir: string, experiment: string, key: string)
     .sort()
     .reverse();
   for (const f of files) {
+    // Only the record whose key matches is loaded whole (with its sidecar, checked).
+    if (runKeyOf(join(dir, f)) !== key) continue;
     try {
-      const run = loadRun(join(dir, f));
-      if ((run.record.details as { runKey?: string } | undefined)?.runKey === key) return run;
+      return loadRun(join(dir, f));
     } catch {
       // A foreign or broken file is not this run; the results reader reports such files.
     }

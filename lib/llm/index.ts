@@ -18,10 +18,13 @@ export { costOf, estimateTokens, UsageTally, type ModelPrice, type PriceTable, t
 export { OpenAIChatClient, OPENAI_DEFAULT_BASE_URL, type OpenAIClientOptions } from './openai-client.js';
 export { OpenAIEndpoint, type OpenAIEndpointOptions } from './openai-endpoint.js';
 export { OpenAIEmbeddingsClient, type OpenAIEmbeddingsClientOptions, type EmbedOptions } from './openai-embeddings-client.js';
+export { servedModels, type ServedModelsOptions } from './served-models.js';
 export { EmbeddingCache, embeddingCacheKey, EMBEDDING_CACHE_FORMAT, type EmbeddingCacheEntry, type EmbeddingKeyMaterial } from './embedding-cache.js';
 export { EMBEDDING_POOLINGS, type EmbeddingModel, type EmbeddingPooling, type EmbeddedTexts } from './embedding-model.js';
 export { parseEmbeddingsBody, embeddingsAnswerJson, readEmbeddingsAnswer, float32ToBase64, base64ToFloat32, EMBEDDING_FORMATS, MAX_EMBEDDING_INPUTS, type EmbeddingFormat, type EmbeddingsRequest, type EmbeddingsAnswer } from './embeddings-wire.js';
 export { PROMPTEOL_TEMPLATE, ANGLE_LLAMA_TEMPLATE, promptFor, inContextTemplate, prepareTextPromptEol, type Demonstration, type PromptTemplateOptions } from './prompt-template.js';
+export { readDemonstrationsJsonl, readAuthorsIclExamples, readDemonstrationFile, demonstrationsJsonl, writeDemonstrationsJsonl, type DemonstrationCandidate } from './demonstration-set.js';
+export { labelOneWord, oneWordRequests, parseOneWordAnswer, ONE_WORD_REJECT_REASONS, MAX_WORD_CHARS, type OneWordLabel, type OneWordReject, type OneWordRejectReason, type OneWordLabelOptions, type OneWordLabelResult } from './one-word-labels.js';
 export { KeyedFileStore } from './keyed-file-store.js';
 export { ResponseCache, cacheKey, cacheKeyMaterial, canonicalJson, CACHE_FORMAT, type CacheEntry, type CacheKeyMaterial } from './response-cache.js';
 export { CachedGenerator, type CachedGeneratorOptions } from './cached-generator.js';

@@ -15,6 +15,7 @@ export { trainingCurvesFigure, trainingRunFromRecord, type TrainingCurvesOptions
 export { tableBarsFigure, type BarRow, type TableBarsOptions } from './table-bars.js';
 export { cosineDensityFigure, type CosineDensityOptions, type DensitySeries } from './cosine-density.js';
 export { alignUniformFigure, type AlignUniformOptions, type AlignUniformPath, type AlignUniformPoint } from './align-uniform.js';
+export { iclDemonstrationsFigure, type IclDemonstrationsFigureOptions, type IclDistributionPanel } from './icl-demonstrations.js';
 export { plotlyLibrary, plotlyLibrarySource, type PlotlyLibrary } from './plotly-library.js';
 export { CHROMIUM_ARGS, chromiumUnavailableReason, findChromium, launchChromium } from './chromium.js';
 export { FigureRenderer, renderFigureFiles, type StaticFormat, type StaticRenderOptions } from './render-static.js';
