@@ -12,7 +12,8 @@
  * - the issue's yardstick: one request alone against four sent at once (time until the last one
  *   ends), alternated five times, medians; for the server as configured and, in the same run, for a server with
  *   `--max-batch-size 1` (requests decoded one after another; the event loop still turns between
- *   steps).
+ *   steps); and for a server with `--generation-thread main` (the model's forward passes on the HTTP
+ *   thread, as before the generation worker), whose /health waits for the forward pass under way.
  *
  * Every server is the real command in a child process (lib/llm/serve-llm-process.ts). Not a test:
  * nothing asserts a time. JSON goes to bench/results/serve-llm-load-<time>.json (the model as a
@@ -179,8 +180,8 @@ async function fourVersusOne(baseURL: string) {
   return { oneAloneSeconds: r(one), oneAloneRuns: alone.map(r), fourAtOnceSeconds: r(four), fourAtOnceRuns: fours.map(r), ratio: r(four / one), completionTokens: tokens, healthMs: pcts(health, 1) };
 }
 
-async function withServer<T>(backend: string, batch: number, f: (s: ServeLlmProcess) => Promise<T>): Promise<T> {
-  const s = await startServeLlm({ model: modelDir!, servedModelName: 'bench', backend, maxBatchSize: batch });
+async function withServer<T>(backend: string, batch: number, f: (s: ServeLlmProcess) => Promise<T>, generationThread: 'worker' | 'main' = 'worker'): Promise<T> {
+  const s = await startServeLlm({ model: modelDir!, servedModelName: 'bench', backend, maxBatchSize: batch, generationThread });
   try {
     // Warm-up: kernels, wasm compile, the JIT on batches of several sizes.
     await chat(s.baseURL, PROMPTS[0]);
@@ -213,7 +214,18 @@ for (const backend of backends) {
     console.log(`${backend}, max batch 1: one alone ${vs.oneAloneSeconds} s, four at once ${vs.fourAtOnceSeconds} s (${vs.ratio}x); /health p50 ${vs.healthMs?.p50} ms, max ${vs.healthMs?.max} ms`);
     return vs;
   });
-  results.push({ backend, maxBatchSize, ...batched, maxBatchSize1: { fourVersusOne: sequential } });
+  // The model on the HTTP thread (the server before its generation worker), for /health in one run.
+  const mainThread = await withServer(
+    backend,
+    maxBatchSize,
+    async (s) => {
+      const vs = await fourVersusOne(s.baseURL);
+      console.log(`${backend}, max batch ${maxBatchSize}, model on the HTTP thread: one alone ${vs.oneAloneSeconds} s, four at once ${vs.fourAtOnceSeconds} s (${vs.ratio}x); /health p50 ${vs.healthMs?.p50} ms, max ${vs.healthMs?.max} ms`);
+      return vs;
+    },
+    'main',
+  );
+  results.push({ backend, maxBatchSize, generationThread: 'worker', ...batched, maxBatchSize1: { fourVersusOne: sequential }, generationThreadMain: { fourVersusOne: mainThread } });
 }
 
 let commit = 'unknown';
@@ -233,7 +245,8 @@ const record = {
     levels: levels.map((c, i) => ({ clients: c, maxRequests: counts[i], maxSeconds: levelSeconds })),
     healthProbeEveryMs: probeMs,
     percentiles: 'nearest rank',
-    fourVersusOne: 'one request alone vs four sent at once (until the last ends), alternated 5 times, medians; the same with --max-batch-size 1 for comparison',
+    fourVersusOne: 'one request alone vs four sent at once (until the last ends), alternated 5 times, medians; the same with --max-batch-size 1, and with --generation-thread main (the model on the HTTP thread), for comparison',
+    generationThread: 'worker (the default) for every server but generationThreadMain',
   },
   machine: { host: hostname(), cpu: cpus()[0]?.model, cores: cpus().length, arch: arch(), node: process.version, loadAverageAtStart: loadAtStart, loadAverageAtEnd: loadavg().map((x) => Number(x.toFixed(2))) },
   results,

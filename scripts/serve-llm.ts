@@ -1,7 +1,7 @@
 /**
  * npm run serve-llm -- --model <dir|hub id> [--port 8080] [--host 127.0.0.1] [--served-model-name <name>]
  *                      [--max-batch-size 8] [--prompt auto|chat-template|plain] [--embedding-pooling last|mean]
- *                      [--api-key <key>] [--backend cpu]
+ *                      [--api-key <key>] [--backend cpu] [--generation-thread worker|main]
  *
  * An OpenAI-compatible server (POST /v1/chat/completions, streaming included; POST /v1/embeddings;
  * GET /v1/models) over the project's decoder (lib/llm/server.ts over lib/llm/local-generator.ts,
@@ -11,20 +11,22 @@
  * 5's data from LLaMA-2-7B-chat on a GPU host, or PromptEOL embeddings. Prints
  * `serve-llm: listening on <base URL>` once it accepts requests (with --port 0, on a free port),
  * then one line per request on stderr; Ctrl-C or SIGTERM stops it.
+ *
+ * The model runs on a worker thread by default (./serve-llm-worker.ts, lib/llm/worker-generator.ts):
+ * the HTTP thread only parses, routes and streams, so `/health` answers while a forward pass runs.
+ * `--generation-thread main` runs it on the HTTP thread, as before the worker existed.
  */
-import { initBackend } from '../lib/backend/index.js';
 import { envConfig } from '../lib/config.js';
-import { DecoderEmbeddingModel } from '../lib/embed/decoder-embedding-model.js';
-import { EMBEDDING_POOLINGS, type EmbeddingPooling } from '../lib/llm/embedding-model.js';
-import { LocalChatGenerator } from '../lib/llm/local-generator.js';
+import { EMBEDDING_POOLINGS, type EmbeddingModel, type EmbeddingPooling } from '../lib/llm/embedding-model.js';
+import type { GenerationWorkerInfo } from '../lib/llm/generation-worker-protocol.js';
 import { startChatServer } from '../lib/llm/server.js';
-import { loadModel } from '../lib/models/auto.js';
-import type { CausalLanguageModel } from '../lib/models/llama/generate.js';
-import type { TextModel } from '../lib/models/types.js';
-import { InputError, UnknownNameError } from '../lib/util/errors.js';
+import type { ChatGenerator } from '../lib/llm/types.js';
+import { GenerationWorker } from '../lib/llm/worker-generator.js';
+import { UnknownNameError } from '../lib/util/errors.js';
 import { EXIT, helpText, parseOptions, runCommand, UsageError, type OptionSpecs } from './cli/command.js';
+import { loadServedModel, PROMPT_STYLES, type ServedModelSettings } from './serve-llm-model.js';
 
-const PROMPT_STYLES = ['auto', 'chat-template', 'plain'] as const;
+const GENERATION_THREADS = ['worker', 'main'] as const;
 
 const OPTIONS = {
   model: { type: 'string', value: '<dir|hub id>', help: 'the decoder to serve: a local directory (HF layout or a llama2.c folder) or a Hub id', default: 'ANGLE_MODEL' },
@@ -35,25 +37,21 @@ const OPTIONS = {
   prompt: { type: 'string', value: '<style>', help: `${PROMPT_STYLES.join(', ')}: the chat template of tokenizer_config.json, or the messages' text joined by blank lines`, default: 'auto (the template where the model has one)' },
   'embedding-pooling': { type: 'string', value: '<pooling>', help: `${EMBEDDING_POOLINGS.join(', ')}: the pooling of /v1/embeddings requests that name none (a request may send "pooling")`, default: 'last (PromptEOL, AnglE-LLaMA)' },
   'api-key': { type: 'string', value: '<key>', help: 'require Authorization: Bearer <key>', default: 'none (no key needed)' },
-  backend: { type: 'string', value: '<name>', help: 'tfjs backend: cpu, wasm, cuda, tensorflow', default: 'ANGLE_BACKEND, else cpu' },
+  backend: { type: 'string', value: '<name>', help: 'tfjs backend: cpu, wasm, cuda, tensorflow (started on the generation thread)', default: 'ANGLE_BACKEND, else cpu' },
+  'generation-thread': { type: 'string', value: '<thread>', help: `${GENERATION_THREADS.join(', ')}: where the model runs — a worker thread, so /health, request parsing and streaming never wait for a forward pass, or the HTTP thread itself (one forward pass at a time holds it; for a backend that cannot run in a worker)`, default: 'worker' },
   help: { type: 'boolean', short: 'h', help: 'this text' },
 } satisfies OptionSpecs;
 
 const USAGE = 'usage: npm run serve-llm -- --model <dir|hub id> [--port 8080] [--host 127.0.0.1] [options]';
 const FOOTER = `Endpoints: POST /v1/chat/completions (OpenAI's JSON; "stream": true for server-sent events), POST /v1/embeddings (input, encoding_format float|base64, and "pooling": last|mean), GET /v1/models, GET /health.
 Clients: new llm.OpenAIChatClient({ baseURL: 'http://127.0.0.1:8080/v1', model: '<served model name>' }), new llm.OpenAIEmbeddingsClient({ baseURL, model, prompt: { template } }), or any OpenAI client.
-Exit codes: 0 stopped by SIGTERM, 130 stopped by Ctrl-C, 2 usage or input error, 3 backend unavailable.`;
+Exit codes: 0 stopped by SIGTERM, 130 stopped by Ctrl-C, 1 the generation worker ended on its own, 2 usage or input error, 3 backend unavailable.`;
 
 function integer(name: string, v: string | undefined, fallback: number, min: number): number {
   if (v === undefined) return fallback;
   const n = Number(v);
   if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name} must be an integer >= ${min}, got '${v}'`);
   return n;
-}
-
-/** Whether a loaded model can generate (LlamaModel and OPT have decode()). */
-function isCausalDecoder(model: TextModel): model is TextModel & CausalLanguageModel {
-  return typeof (model as Partial<CausalLanguageModel>).decode === 'function' && Array.isArray((model as Partial<CausalLanguageModel>).config?.eosTokenId);
 }
 
 async function main(): Promise<number> {
@@ -72,34 +70,61 @@ async function main(): Promise<number> {
   const embeddingPooling = values['embedding-pooling'] ?? 'last';
   if (!(EMBEDDING_POOLINGS as readonly string[]).includes(embeddingPooling)) throw new UnknownNameError('embedding pooling', embeddingPooling, EMBEDDING_POOLINGS);
 
-  await initBackend(values.backend, { log: (l) => console.error(`serve-llm: ${l}`) });
-  const m = await loadModel(modelId);
-  if (!isCausalDecoder(m.model)) throw new InputError(`serve-llm serves causal decoders (a model with a decode() step: llama, opt); '${modelId}' is a ${m.model.architecture} model`);
-  const decoder = m.model;
-  const generator = new LocalChatGenerator({ model: decoder, tokenizer: m.tokenizer, dir: m.dir, id: modelId }, {
-    modelName: values['served-model-name'],
+  const generationThread = values['generation-thread'] ?? 'worker';
+  if (!(GENERATION_THREADS as readonly string[]).includes(generationThread)) throw new UnknownNameError('generation thread', generationThread, GENERATION_THREADS);
+
+  const settings: ServedModelSettings = {
+    modelId,
+    backend: values.backend,
+    servedModelName: values['served-model-name'],
     maxBatchSize,
     prompt: prompt as (typeof PROMPT_STYLES)[number],
-  });
+    embeddingPooling: embeddingPooling as EmbeddingPooling,
+  };
+  let generator: ChatGenerator;
+  let embeddings: EmbeddingModel;
+  let info: GenerationWorkerInfo;
+  let release: () => Promise<void> | void;
+  /** Resolves with the reason if the model's thread ends on its own (the server cannot answer then). */
+  let died: Promise<string> = new Promise<string>(() => {});
+  if (generationThread === 'worker') {
+    // The worker's module sits beside this one (.ts from source, .js when compiled).
+    const entry = new URL(`./serve-llm-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
+    const worker = await GenerationWorker.start(entry, settings);
+    ({ generator, embeddings, info } = worker);
+    release = () => worker.close();
+    died = worker.died;
+  } else {
+    const served = await loadServedModel(settings, (l) => console.error(`serve-llm: ${l}`));
+    ({ generator, embeddings, info } = served);
+    release = () => served.dispose();
+  }
   const server = await startChatServer({
     generator,
     port,
     host: values.host ?? '127.0.0.1',
     apiKey: values['api-key'],
-    embeddings: new DecoderEmbeddingModel({ model: decoder, tokenizer: m.tokenizer }, { defaultPooling: embeddingPooling as EmbeddingPooling }),
+    embeddings,
     log: (line) => console.error(`serve-llm: ${line}`),
   });
   console.error(
-    `serve-llm: model ${generator.model} (${decoder.numParameters().toLocaleString('en-US')} parameters, context ${decoder.maxPositions}, prompt: ${generator.promptStyle}, up to ${maxBatchSize} requests decoded together, embeddings: ${embeddingPooling} pooling by default)`,
+    `serve-llm: model ${info.model} (${info.numParameters.toLocaleString('en-US')} parameters, context ${info.maxPositions}, prompt: ${info.promptStyle}, up to ${maxBatchSize} requests decoded together, embeddings: ${embeddingPooling} pooling by default; backend ${info.backend} on the ${generationThread === 'worker' ? 'generation worker thread' : 'HTTP thread'})`,
   );
   console.log(`serve-llm: listening on ${server.baseURL}`);
 
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGINT', () => resolve('SIGINT'));
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-  });
+  const signal = await Promise.race([
+    new Promise<NodeJS.Signals>((resolve) => {
+      process.once('SIGINT', () => resolve('SIGINT'));
+      process.once('SIGTERM', () => resolve('SIGTERM'));
+    }),
+    died.then((why) => ({ died: why })),
+  ]);
   await server.close();
-  m.model.dispose();
+  await release();
+  if (typeof signal !== 'string') {
+    console.error(`serve-llm: stopped: ${signal.died}`);
+    return EXIT.failed;
+  }
   console.error(`serve-llm: stopped (${signal})`);
   return signal === 'SIGINT' ? EXIT.interrupted : EXIT.ok;
 }

@@ -258,7 +258,7 @@ test('serves many: /health and a short request are answered while a long generat
 test('serve-llm --help lists every option; a bad flag value is a one-line usage error (exit 2)', async () => {
   const help = await runServeLlm(['--help']);
   assert.equal(help.code, 0);
-  for (const flag of ['--model', '--port', '--host', '--served-model-name', '--max-batch-size', '--prompt', '--embedding-pooling', '--api-key', '--backend', '--help']) assert.ok(help.stdout.includes(flag), `--help mentions ${flag}`);
+  for (const flag of ['--model', '--port', '--host', '--served-model-name', '--max-batch-size', '--prompt', '--embedding-pooling', '--api-key', '--backend', '--generation-thread', '--help']) assert.ok(help.stdout.includes(flag), `--help mentions ${flag}`);
   const bad = await runServeLlm(['--model', 'x', '--port', 'eighty']);
   assert.equal(bad.code, 2);
   assert.match(bad.stderr.trim(), /^serve-llm: --port must be an integer >= 0, got 'eighty'( \(see --help\))?$/);

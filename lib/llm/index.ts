@@ -32,6 +32,9 @@ export { completeMany, requestIds, type CompleteManyOptions, type CompleteManyRe
 export { LocalChatGenerator, plainPrompt, type LocalDecoder, type LocalGeneratorOptions } from './local-generator.js';
 export { ContinuousBatcher, type BatchedRequest, type BatcherStats, type ContinuousBatcherOptions } from './continuous-batcher.js';
 export { createChatServer, startChatServer, type ChatServerOptions, type RunningChatServer } from './server.js';
+export { GenerationWorker } from './worker-generator.js';
+export { answerGenerationRequests } from './generation-worker.js';
+export type { GenerationWorkerInfo } from './generation-worker-protocol.js';
 export { sseData, sseEvent } from './sse.js';
 export { FIGURE4_TEMPLATE, POLARITIES, figure4Template, figure4Prompt, figure4Messages, type Polarity } from './figure4-prompt.js';
 export { parseGeneratedSentences, cleanLine, comparable, splitInlineNumbering, REJECT_REASONS, type RejectReason, type RejectedLine, type ParsedAnswer, type ParseAnswerOptions } from './parse-answer.js';

@@ -28,6 +28,8 @@ export interface ServeLlmOptions {
   embeddingPooling?: 'last' | 'mean';
   /** Require this bearer key (--api-key). */
   apiKey?: string;
+  /** Where the model runs (--generation-thread; default the command's: worker). */
+  generationThread?: 'worker' | 'main';
   /** How long to wait for "listening on" (default 120 s: a large model loads first). */
   startTimeoutMs?: number;
   /** How long stop() waits after SIGTERM before SIGKILL (default 10 s). */
@@ -61,6 +63,7 @@ export function serveLlmCommand(o: ServeLlmOptions): string[] {
   if (o.maxBatchSize !== undefined) args.push('--max-batch-size', String(o.maxBatchSize));
   if (o.embeddingPooling !== undefined) args.push('--embedding-pooling', o.embeddingPooling);
   if (o.apiKey !== undefined) args.push('--api-key', o.apiKey);
+  if (o.generationThread !== undefined) args.push('--generation-thread', o.generationThread);
   return args;
 }
 

@@ -15,7 +15,9 @@
  *   objects with `usage`;
  * - `GET /v1/models`, `GET /v1/models/{id}`: the model(s) served;
  * - `GET /health`: 200 while the server runs, answered at once: generation yields to the event loop
- *   between decode steps (./continuous-batcher.ts), so this never waits for a generation to end.
+ *   between decode steps (./continuous-batcher.ts), so this never waits for a generation to end;
+ *   with the generator on a worker thread (./worker-generator.ts, serve-llm's default) it does not
+ *   wait for a forward pass either.
  *
  * Errors are OpenAI's error JSON `{ "error": { "message", "type", "param", "code" } }`: 400
  * invalid_request_error (unparsable JSON, a bad field — `param` names it —, a prompt too long for

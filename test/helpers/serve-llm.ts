@@ -38,10 +38,19 @@ export function runServeLlm(args: string[], timeoutMs = 60_000): Promise<{ code:
   });
 }
 
+/**
+ * `--generation-thread` for every server these tests start, from ANGLE_TEST_GENERATION_THREAD
+ * (worker or main; unset: the command's default, worker), so the server tests run in both modes.
+ */
+function generationThreadArgs(): string[] {
+  const thread = process.env.ANGLE_TEST_GENERATION_THREAD;
+  return thread ? ['--generation-thread', thread] : [];
+}
+
 /** Starts serve-llm with `args` (plus --port 0) and waits until it listens. */
 export function startServeLlm(args: string[], timeoutMs = 60_000): Promise<ServeLlm> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/serve-llm.ts', '--port', '0', ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/serve-llm.ts', '--port', '0', ...generationThreadArgs(), ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
