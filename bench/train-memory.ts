@@ -48,19 +48,18 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { initBackend, tf } from '../lib/backend/index.js';
 import { trackTensorMemory } from '../lib/backend/memory-tracking.js';
-import { deviceSizeClass, shapeOnlyBackend, withShapeOnlyBackend } from '../lib/backend/shape-only/index.js';
-import { pool } from '../lib/embed/pooling.js';
-import { cosineLoss } from '../lib/losses/index.js';
+import { shapeOnlyBackend, withShapeOnlyBackend } from '../lib/backend/shape-only/index.js';
 import { addLora } from '../lib/models/adapters/lora.js';
 import type { BertModel } from '../lib/models/bert/model.js';
 import type { LlamaModel } from '../lib/models/llama/model.js';
 import { KNOWN_CONFIGS, modelFromConfig } from '../lib/models/model-from-config.js';
 import type { TextModel } from '../lib/models/types.js';
 import type { BaseStorage } from '../lib/ops/frozen-linear.js';
-import { AdamW, gradientsByParameterName } from '../lib/train/adamw.js';
+import { AdamW } from '../lib/train/adamw.js';
 import type { TrainingBatch } from '../lib/train/batching.js';
 import { bindObjective, type ObjectiveConfig } from '../lib/train/objective.js';
 import { optimizerStep, type StepContext } from '../lib/train/training-step.js';
+import { predictCudaTrainStepPeak } from '../lib/experiments/rehearsal/calibration.js';
 import { writeFileAtomic } from '../lib/util/atomic-write.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -310,32 +309,7 @@ if (sections.has('calibration')) {
     let running = 0;
     for (const cfg of [...new Set(recorded.rows.map((r) => r.config))]) {
       const [pairs, tokens] = cfg.split('x').map(Number);
-      const m = await withShapeOnlyBackend(async () => {
-        const backend = shapeOnlyBackend('cuda');
-        backend.resetPeak();
-        const model = modelFromConfig(KNOWN_CONFIGS['google-bert/bert-base-uncased'], { dropoutSeed: 7 });
-        const B = 2 * pairs;
-        const batch = { inputIds: new Int32Array(B * tokens).fill(1000), tokenTypeIds: new Int32Array(B * tokens), attentionMask: new Int32Array(B * tokens).fill(1), batch: B, seqLen: tokens };
-        const labels = Array.from({ length: pairs }, (_, i) => i % 6);
-        const vars = [...model.params.values()];
-        const opt = new AdamW(model.params, { weightDecay: 0.01, noDecay: () => false });
-        let stale = 0;
-        for (let s = 0; s < 2; s++) {
-          // tf.variableGrads, as that benchmark's step does.
-          const { value, grads } = tf.variableGrads(() => {
-            const out = model.forward(batch, { training: true });
-            const mask = tf.tensor2d(batch.attentionMask, [B, tokens], 'int32');
-            return cosineLoss(pool('cls', { lastHiddenState: out.lastHiddenState, attentionMask: mask }), labels);
-          }, vars);
-          if (s === 0) for (const g of Object.values(grads)) stale += deviceSizeClass(4 * g.size);
-          opt.step(gradientsByParameterName(model.params, grads), 2e-5);
-          tf.dispose(grads);
-          value.dispose();
-        }
-        opt.dispose();
-        model.dispose();
-        return { peakDeviceBytes: backend.memoryCounters().peakDeviceBytes, stale };
-      });
+      const m = await predictCudaTrainStepPeak(pairs, tokens);
       running = Math.max(running, m.peakDeviceBytes);
       const device = recorded.rows.find((r) => r.config === cfg)!.peakDeviceMiB;
       out.push({ config: cfg, predictedMiB: m.peakDeviceBytes / MiB, predictedRunningMaxMiB: running / MiB, staleInitialCopiesMiB: m.stale / MiB, withStaleCopiesMiB: (running + m.stale) / MiB, recordedMiB: device });

@@ -18,11 +18,14 @@ import { H100_CALIBRATION_PEAK_BYTES, H100_CALIBRATION_SHAPE } from './projectio
 
 let cached: { ratio: number; predictedBytes: number } | undefined;
 
-/** device peak on record / shape-only prediction of the same step (computed once per process, about a second). */
-export async function h100Calibration(): Promise<{ ratio: number; predictedBytes: number }> {
-  if (cached) return cached;
-  const { pairs, tokens } = H100_CALIBRATION_SHAPE;
-  const predicted = await withShapeOnlyBackend(async () => {
+/**
+ * bench/cuda-train-step.ts's step of BERT-base at `pairs` × `tokens` on the shape-only backend that
+ * mirrors cuda: its peak device bytes, and the stale initial copies every updated parameter kept at
+ * the recorded commit (their device size classes). bench/train-memory.ts's `calibration` section
+ * runs it at each recorded shape.
+ */
+export async function predictCudaTrainStepPeak(pairs: number, tokens: number): Promise<{ peakDeviceBytes: number; stale: number }> {
+  return withShapeOnlyBackend(async () => {
     const backend = shapeOnlyBackend('cuda');
     backend.resetPeak();
     const model = modelFromConfig(KNOWN_CONFIGS['google-bert/bert-base-uncased'], { dropoutSeed: 7 });
@@ -34,6 +37,7 @@ export async function h100Calibration(): Promise<{ ratio: number; predictedBytes
     let stale = 0;
     try {
       for (let s = 0; s < 2; s++) {
+        // tf.variableGrads, as that benchmark's step does.
         const { value, grads } = tf.variableGrads(() => {
           const out = model.forward(batch, { training: true });
           const mask = tf.tensor2d(batch.attentionMask, [B, tokens], 'int32');
@@ -48,8 +52,16 @@ export async function h100Calibration(): Promise<{ ratio: number; predictedBytes
       opt.dispose();
       model.dispose();
     }
-    return backend.memoryCounters().peakDeviceBytes + stale;
+    return { peakDeviceBytes: backend.memoryCounters().peakDeviceBytes, stale };
   });
+}
+
+/** device peak on record / shape-only prediction of the same step (computed once per process, about a second). */
+export async function h100Calibration(): Promise<{ ratio: number; predictedBytes: number }> {
+  if (cached) return cached;
+  const { pairs, tokens } = H100_CALIBRATION_SHAPE;
+  const m = await predictCudaTrainStepPeak(pairs, tokens);
+  const predicted = m.peakDeviceBytes + m.stale;
   cached = { ratio: H100_CALIBRATION_PEAK_BYTES / predicted, predictedBytes: predicted };
   return cached;
 }
