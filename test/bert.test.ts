@@ -170,7 +170,12 @@ test('shared-pooling encoders: same rows as single encoders, one forward pass pe
     assert.equal(forwards, calls, 'avg and first_last_avg come from the cached forward pass');
     for (const [pooling, got] of [['cls', cls], ['avg', avg]] as const) {
       const want = await new PooledSentenceEncoder(m, { pooling, maxLength: 32 }).encode(texts);
-      assert.deepEqual(got, want, pooling);
+      // a [CLS] encoder alone may run ONNX Runtime's [CLS]-only graph, whose last layer multiplies
+      // other matrix shapes: equal to float rounding, not bit for bit
+      assert.deepEqual({ rows: got.rows, dim: got.dim }, { rows: want.rows, dim: want.dim }, pooling);
+      let d = 0;
+      for (let i = 0; i < want.data.length; i++) d = Math.max(d, Math.abs(got.data[i] - want.data[i]));
+      assert.ok(d <= 1e-6, `${pooling}: shared and single encoders differ by ${d}`);
     }
     assert.deepEqual(fla, await new PooledSentenceEncoder(m, { pooling: 'first_last_avg', maxLength: 32 }).encode(texts.slice(1)));
   } finally {

@@ -25,6 +25,10 @@ export interface BatchLoopOptions {
   dims: readonly number[];
   /** Ask the model for every layer's hidden states. */
   hiddenStates: boolean;
+  /** The heads read only slot 0 of the last hidden state (engines may skip the rest: EngineRunOptions). */
+  firstTokenOnly?: boolean;
+  /** The heads read the states at padding slots (EngineRunOptions). */
+  padPositions?: boolean;
   /** Progress line label, and whether to show it. */
   label: string;
   progress: boolean;
@@ -43,7 +47,7 @@ export async function embedInBatches(
   for (let s = 0; s < order.length; s += o.batchSize) {
     const idx = order.slice(s, s + o.batchSize);
     const batch = m.tokenizer.pad(idx.map((i) => encoded[i]));
-    const computed = o.engine ? await o.engine.run(batch, { hiddenStates: o.hiddenStates }) : undefined;
+    const computed = o.engine ? await o.engine.run(batch, { hiddenStates: o.hiddenStates, firstTokenOnly: o.firstTokenOnly, padPositions: o.padPositions }) : undefined;
     const rows = tf.tidy(() => {
       const output = computed ?? m.model.forward(batch, { training: false, outputHiddenStates: o.hiddenStates });
       const mask = tf.tensor2d(batch.attentionMask, [batch.batch, batch.seqLen], 'int32');

@@ -17,7 +17,7 @@ import type { LoadedModel } from '../models/types.js';
 import { embedInBatches } from './batches.js';
 import { chooseInferenceEngine, type ChooseEngineOptions, type InferenceEngineChoice } from './engines/choose.js';
 import type { InferenceEngine } from './engines/types.js';
-import { needsHiddenStates, needsPoolerOutput, parsePooling, pool, type Pooling } from './pooling.js';
+import { needsHiddenStates, needsPoolerOutput, parsePooling, pool, readsFirstTokenOnly, readsPaddingPositions, type Pooling } from './pooling.js';
 import { SentenceTransformerEncoder } from './sentence-transformer-encoder.js';
 import type { EncodeOptions, Embeddings, SentenceEncoder } from './types.js';
 
@@ -81,6 +81,8 @@ export class MultiPoolingEmbedder {
         // The engines return the pooler output alongside the hidden states (the ONNX graph has it
         // only in that variant), so `cls_pooler` asks for them too.
         hiddenStates: poolings.some((p) => needsHiddenStates(p) || needsPoolerOutput(p)),
+        firstTokenOnly: poolings.every((p) => readsFirstTokenOnly(p, this.m.tokenizer.padSide)),
+        padPositions: poolings.some(readsPaddingPositions),
         label: `embedding (${poolings.join(', ')})`,
         progress: opts.progress ?? texts.length >= (this.opts.progressThreshold ?? 2000),
       },

@@ -82,6 +82,16 @@ export function needsPoolerOutput(p: Pooling): boolean {
   return p === 'cls_pooler';
 }
 
+/** Whether a strategy reads the states at padding slots (cls_avg_legacy: torch.mean over the padded batch). */
+export function readsPaddingPositions(p: Pooling): boolean {
+  return p === 'cls_avg_legacy';
+}
+
+/** Whether a strategy reads slot 0 of the last hidden state and nothing else (engines may then skip the other rows of the last layer). */
+export function readsFirstTokenOnly(p: Pooling, padSide: 'right' | 'left' = 'right'): boolean {
+  return p === 'cls' && padSide === 'right';
+}
+
 export interface PoolingInput {
   lastHiddenState: tf.Tensor3D;
   hiddenStates?: tf.Tensor3D[];

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { tf } from '../backend/index.js';
 import { chooseInferenceEngine, type InferenceEngineChoice } from '../embed/engines/choose.js';
 import type { EngineOutput } from '../embed/engines/types.js';
-import { parsePooling, pool, POOLING_STRATEGIES } from '../embed/pooling.js';
+import { parsePooling, pool, POOLING_STRATEGIES, readsPaddingPositions } from '../embed/pooling.js';
 import { loadModel, type LoadedModel } from '../models/auto.js';
 import { readSafetensors, type TensorEntry } from '../models/safetensors.js';
 import type { TokenBatch } from '../models/tokenizers/hf.js';
@@ -35,21 +35,35 @@ function sameInts(name: string, got: ArrayLike<number>, want: ArrayLike<number>)
     : { name, ok: false, detail: `first difference at index ${firstDiff}: got ${got[firstDiff]}, want ${want[firstDiff]} (lengths ${got.length} vs ${want.length})` };
 }
 
-/** Every float output of the model for the golden batch, keyed like forward.safetensors. */
-async function computeOutputs(m: LoadedModel, batch: TokenBatch, keys: string[], engine: InferenceEngineChoice): Promise<Map<string, Float32Array>> {
+/**
+ * Every float output of the model for the golden batch, keyed like forward.safetensors.
+ * `full` (HF's tensors, padding slots included): engines compute the padding slots too
+ * (padPositions). `packed`: what the encoders run on the ONNX engine, real tokens only (padding
+ * slots come back as zeros; compared against the golden tensors masked the same way); poolings
+ * that read padding slots are left out of it. `first`: the [CLS]-only graph, pool_cls alone.
+ */
+async function computeOutputs(m: LoadedModel, batch: TokenBatch, keys: string[], engine: InferenceEngineChoice, mode: 'full' | 'packed' | 'first' = 'full'): Promise<Map<string, Float32Array>> {
   let o: EngineOutput;
   if (engine === 'tfjs') o = m.model.forward(batch, { outputHiddenStates: true });
-  else o = await (await chooseInferenceEngine(m.model, { engine })).run(batch, { hiddenStates: true });
+  else {
+    const e = await chooseInferenceEngine(m.model, { engine });
+    o = await e.run(batch, mode === 'full' ? { hiddenStates: true, padPositions: true } : mode === 'packed' ? { hiddenStates: true } : { hiddenStates: false, firstTokenOnly: true });
+  }
   const out = new Map<string, Float32Array>();
   try {
     tf.tidy(() => {
       const mask = tf.tensor2d(batch.attentionMask, [batch.batch, batch.seqLen], 'int32');
       for (const key of keys.filter(isKnownOutput)) {
         let t: tf.Tensor | undefined;
-        if (key === 'last_hidden_state') t = o.lastHiddenState;
+        if (mode === 'first') {
+          if (key === 'pool_cls') t = pool('cls', { lastHiddenState: o.lastHiddenState, attentionMask: mask });
+        } else if (key === 'last_hidden_state') t = o.lastHiddenState;
         else if (key === 'pooler_output') t = o.poolerOutput;
         else if (/^hidden_state_\d+$/.test(key)) t = o.hiddenStates[Number(key.slice('hidden_state_'.length))];
-        else if (key.startsWith('pool_')) t = pool(parsePooling(key.slice(5)), { lastHiddenState: o.lastHiddenState, hiddenStates: o.hiddenStates, attentionMask: mask });
+        else if (key.startsWith('pool_')) {
+          const p = parsePooling(key.slice(5));
+          if (mode === 'full' || !readsPaddingPositions(p)) t = pool(p, { lastHiddenState: o.lastHiddenState, hiddenStates: o.hiddenStates, attentionMask: mask });
+        }
         if (t) out.set(key, t.dataSync() as Float32Array);
       }
     });
@@ -59,13 +73,29 @@ async function computeOutputs(m: LoadedModel, batch: TokenBatch, keys: string[],
   return out;
 }
 
+/** Golden [batch, sequence, hidden] states with the padding slots zeroed (what a packed graph returns). */
+function maskedGolden(golden: Map<string, TensorEntry>, mask: Int32Array): Map<string, TensorEntry> {
+  const out = new Map<string, TensorEntry>();
+  for (const [key, t] of golden) {
+    if (key !== 'last_hidden_state' && !/^hidden_state_\d+$/.test(key)) {
+      out.set(key, t);
+      continue;
+    }
+    const data = Float32Array.from(t.data as ArrayLike<number>);
+    const hidden = data.length / mask.length;
+    for (let k = 0; k < mask.length; k++) if (!mask[k]) data.fill(0, k * hidden, (k + 1) * hidden);
+    out.set(key, { ...t, data });
+  }
+  return out;
+}
+
 function isKnownOutput(key: string): boolean {
   if (key === 'last_hidden_state' || key === 'pooler_output' || /^hidden_state_\d+$/.test(key)) return true;
   return key.startsWith('pool_') && (POOLING_STRATEGIES as readonly string[]).includes(key.slice(5));
 }
 
-function compareOutputs(prefix: string, golden: Map<string, TensorEntry>, ours: Map<string, Float32Array>, floatKeys: string[]): ParityCheck[] {
-  return floatKeys.map((key) => {
+function compareOutputs(prefix: string, golden: Map<string, TensorEntry>, ours: Map<string, Float32Array>, floatKeys: string[], onlyComputed = false): ParityCheck[] {
+  return floatKeys.filter((key) => !onlyComputed || ours.has(key)).map((key) => {
     const name = `${prefix}/${key}`;
     if (!isKnownOutput(key)) return { name, ok: false, detail: `unknown golden tensor '${key}': no computation maps to it` };
     const got = ours.get(key);
@@ -109,6 +139,12 @@ export async function checkForwardGolden(goldenDir: string, opts: ForwardGoldenO
     }
     const floatKeys = [...golden.keys()].filter((k) => !intKeys.some(([ik]) => ik === k)).sort();
     checks.push(...compareOutputs('forward', golden, await computeOutputs(m, batch, floatKeys, engine), floatKeys));
+    if (engine !== 'tfjs') {
+      // what the encoders run: real tokens only, and the [CLS]-only last layer
+      const masked = maskedGolden(golden, batch.attentionMask);
+      checks.push(...compareOutputs('forward-packed', masked, await computeOutputs(m, batch, floatKeys, engine, 'packed'), floatKeys, true));
+      checks.push(...compareOutputs('forward-first-token', golden, await computeOutputs(m, batch, floatKeys, engine, 'first'), floatKeys, true));
+    }
 
     const hubNaming = join(goldenDir, 'model-hub-naming.safetensors');
     if (existsSync(hubNaming)) {

@@ -1,8 +1,10 @@
 /**
  * The ONNX Runtime inference engine: the model exported to an ONNX graph with its current weights
- * (lib/models/onnx: exporter, disk cache by weights hash; by default the graph with ONNX Runtime's
- * fused operators, `graph: 'standard'` for standard operators only), run by onnxruntime-node's CPU
- * execution provider with one intra-op thread per core. It keeps the model's tfjs weights (the
+ * (lib/models/onnx: exporter, disk cache by weights hash), run by onnxruntime-node's CPU execution
+ * provider with one intra-op thread per core. By default the fused graph on packed tokens (no
+ * padding rows computed; the last layer for [CLS] only where the pooling reads nothing else), with
+ * the standard graph for the batches it cannot take (./graph-feeds.ts); `graph: 'standard'` for
+ * standard operators only. It keeps the model's tfjs weights (the
  * model may train between batches); a model that is only encoded can be loaded without them
  * (./onnx-inference-model.ts). Inputs go in as int64 (the convention of HF's ONNX
  * exports), outputs come back as tfjs tensors so pooling stays one implementation
@@ -14,13 +16,15 @@
  * refuses to load is rebuilt once, and the log says which.
  */
 import { availableParallelism } from 'node:os';
-import { tf } from '../../backend/index.js';
 import { cachedOnnxGraph, type CachedOnnxGraph, type OnnxGraphCacheOptions } from '../../models/onnx/graph-cache.js';
-import { ONNX_INPUTS, type OnnxExporter } from '../../models/onnx/exporter.js';
+import { ONNX_INPUTS, type OnnxExporter, type OnnxExportOptions } from '../../models/onnx/exporter.js';
 import { DEFAULT_EXTERNAL_DATA_ABOVE, encodeOnnxModel } from '../../models/onnx/model-file.js';
 import type { TextModel, TokenBatch } from '../../models/types.js';
 import type { OrtModule } from './onnx-runtime.js';
+import { engineOutput, graphVariant, outputNames, packBatch, packedFeeds, paddedFeeds, variantKey, type GraphVariant, type PaddedInput } from './graph-feeds.js';
 import type { EngineOutput, EngineRunOptions, InferenceEngine } from './types.js';
+
+const PADDED_INPUTS: PaddedInput[] = [ONNX_INPUTS.inputIds, ONNX_INPUTS.attentionMask, ONNX_INPUTS.tokenTypeIds].map((name) => ({ name, type: 'int64' as const }));
 
 export interface OnnxEngineOptions {
   /**
@@ -33,9 +37,9 @@ export interface OnnxEngineOptions {
   /** Intra-op threads (default: one per core, os.availableParallelism()). */
   threads?: number;
   /**
-   * Which graph: 'fused' (default) with ONNX Runtime's fused com.microsoft operators (Attention,
-   * SkipLayerNormalization, EmbedLayerNormalization, BiasGelu) where the exporter has them, or
-   * 'standard' ONNX operators only (what any ONNX runtime runs; the reference for parity).
+   * Which graph: 'fused' (default), ONNX Runtime's operators on packed tokens where the exporter
+   * has them (batches it cannot take run on the standard graph), or 'standard' ONNX operators
+   * only (what any ONNX runtime runs; the reference for parity).
    */
   graph?: 'fused' | 'standard';
 }
@@ -51,7 +55,7 @@ export class OnnxEngine implements InferenceEngine {
   readonly name = 'onnx' as const;
   readonly threads: number;
   readonly fused: boolean;
-  private readonly graphs = new Map<boolean, Promise<LoadedGraph>>();
+  private readonly graphs = new Map<string, Promise<LoadedGraph>>();
   /** dataId of every parameter when the graphs were exported. */
   private exportedWeights = new Map<string, object>();
 
@@ -92,17 +96,17 @@ export class OnnxEngine implements InferenceEngine {
     return this.runtime.ort.InferenceSession.create(path, this.sessionOptions());
   }
 
-  private async load(hiddenStates: boolean): Promise<LoadedGraph> {
+  private async load(v: GraphVariant): Promise<LoadedGraph> {
+    const options: OnnxExportOptions = { hiddenStates: v.hiddenStates, fused: v.inputs === 'packed', ...(v.rows === 'first' ? { rows: 'first' as const } : {}) };
     // In memory the weights are inline, in one protobuf message, which cannot pass 2 GiB (BERT-large
     // in float32 is 1.3 GB); a larger model goes through the disk cache, which writes external data.
-    const bytes = [...this.model.params.values()].reduce((n, v) => n + 4 * v.size, 0);
+    const bytes = [...this.model.params.values()].reduce((n, p) => n + 4 * p.size, 0);
     if (this.opts.cache === false && bytes <= DEFAULT_EXTERNAL_DATA_ABOVE) {
-      const { model: onnx, ...outputs } = this.exporter.export(this.model, { hiddenStates, fused: this.fused });
+      const { model: onnx, ...outputs } = this.exporter.export(this.model, options);
       const session = await this.runtime.ort.InferenceSession.create(encodeOnnxModel(onnx), this.sessionOptions());
       return { session, graph: { outputs } };
     }
     const cache = { ...(this.opts.cache || {}), log: this.log };
-    const options = { hiddenStates, fused: this.fused };
     let graph = cachedOnnxGraph(this.model, this.exporter, options, cache);
     try {
       return { session: await this.createSession(graph.path), graph };
@@ -112,44 +116,31 @@ export class OnnxEngine implements InferenceEngine {
     }
   }
 
-  /** The loaded graph for this variant (with or without hidden states), exporting it first if needed. */
-  private async graph(hiddenStates: boolean): Promise<LoadedGraph> {
+  /** The loaded graph of this variant, exporting it first if needed. */
+  private async graph(v: GraphVariant): Promise<LoadedGraph> {
     if (this.weightsChanged()) {
       await this.release();
-      this.exportedWeights = new Map([...this.model.params].map(([n, v]) => [n, (v as unknown as { dataId: object }).dataId]));
+      this.exportedWeights = new Map([...this.model.params].map(([n, p]) => [n, (p as unknown as { dataId: object }).dataId]));
     }
-    let g = this.graphs.get(hiddenStates);
+    const key = variantKey(v);
+    let g = this.graphs.get(key);
     if (!g) {
-      g = this.load(hiddenStates);
-      this.graphs.set(hiddenStates, g);
-      g.catch(() => this.graphs.delete(hiddenStates));
+      g = this.load(v);
+      this.graphs.set(key, g);
+      g.catch(() => this.graphs.delete(key));
     }
     return g;
   }
 
   async run(batch: TokenBatch, opts: EngineRunOptions): Promise<EngineOutput> {
-    const { session, graph } = await this.graph(opts.hiddenStates);
+    // the fused graph takes packed tokens; a batch it cannot take runs on the standard graph
+    const packed = this.fused ? packBatch(batch) : undefined;
+    const v = graphVariant(this.fused, opts, packed);
+    const { session, graph } = await this.graph(v);
     const { ort } = this.runtime;
-    const dims = [batch.batch, batch.seqLen];
-    const int64 = (a: Int32Array) => new ort.Tensor('int64', BigInt64Array.from(a, (x) => BigInt(x)), dims);
-    const feeds = {
-      [ONNX_INPUTS.inputIds]: int64(batch.inputIds),
-      [ONNX_INPUTS.attentionMask]: int64(batch.attentionMask),
-      [ONNX_INPUTS.tokenTypeIds]: int64(batch.tokenTypeIds),
-    };
-    const names = opts.hiddenStates ? [...graph.outputs.hiddenStates, ...(graph.outputs.poolerOutput ? [graph.outputs.poolerOutput] : [])] : [graph.outputs.lastHiddenState];
-    const out = await session.run(feeds, names);
-    const tensor = <T extends tf.Tensor>(name: string): T => {
-      const t = out[name];
-      return tf.tensor(t.data as Float32Array, t.dims as number[], 'float32') as T;
-    };
-    if (!opts.hiddenStates) return { lastHiddenState: tensor(graph.outputs.lastHiddenState), hiddenStates: [] };
-    const hiddenStates = graph.outputs.hiddenStates.map((n) => tensor<tf.Tensor3D>(n));
-    return {
-      lastHiddenState: hiddenStates[hiddenStates.length - 1],
-      hiddenStates,
-      poolerOutput: graph.outputs.poolerOutput ? tensor<tf.Tensor2D>(graph.outputs.poolerOutput) : undefined,
-    };
+    const feeds = v.inputs === 'packed' ? packedFeeds(ort, batch, packed!, session.inputNames) : paddedFeeds(ort, batch, PADDED_INPUTS);
+    const out = await session.run(feeds, outputNames(graph.outputs, v.hiddenStates));
+    return engineOutput(out, graph.outputs, v, batch, packed);
   }
 
   private async release(): Promise<void> {

@@ -190,7 +190,7 @@ export async function loadOnnxInferenceModel(idOrPath: string, opts: OnnxInferen
     files = [file, ...(existsSync(data) ? [data] : []), ...moduleFiles];
     parameterCount = NaN;
     const graph: OnnxGraphFile = { path: file };
-    source = { what: `its own ONNX file ${OWN_ONNX_FILE}`, graph: async (hiddenStates) => (hiddenStates ? undefined : graph) };
+    source = { what: `its own ONNX file ${OWN_ONNX_FILE}`, packed: false, graph: async (v) => (v.hiddenStates ? undefined : graph) };
   } else {
     const exporter = onnxExporterFor(architecture);
     if (!exporter) throw new UnavailableError(`no ONNX exporter for '${architecture}' models (there is one for ${ONNX_ARCHITECTURES.join(', ')}), and the folder has no ${OWN_ONNX_FILE}`);
@@ -203,8 +203,18 @@ export async function loadOnnxInferenceModel(idOrPath: string, opts: OnnxInferen
     const cache = { ...opts.cache, log: opts.log };
     source = {
       what: `our ${fused ? 'fused' : 'standard'}${opts.quantize ? ' int8' : ''} graph of the weights`,
-      graph: async (hiddenStates) => {
-        const exportOpts: OnnxExportOptions = { hiddenStates, fused, ...(opts.quantize ? { quantize: opts.quantize } : {}) };
+      // the fused graph takes packed tokens; batches it cannot take run on the standard graph
+      packed: fused,
+      graph: async (v) => {
+        if (opts.quantize && v.inputs === 'padded') {
+          throw new UnavailableError('the int8 graph takes packed tokens only, and this batch needs the padded graph (a pooling that reads padding slots, cls_avg_legacy, or a left-padded batch): encode it with the float32 graph');
+        }
+        const exportOpts: OnnxExportOptions = {
+          hiddenStates: v.hiddenStates,
+          fused: v.inputs === 'packed',
+          ...(v.rows === 'first' ? { rows: 'first' as const } : {}),
+          ...(opts.quantize ? { quantize: opts.quantize } : {}),
+        };
         const alias = onnxGraphAliasKey(exporter, exportOpts, configText, sha);
         const hit = cachedOnnxGraphByAlias(alias, cache);
         if (hit) return { path: hit.path, ...hit.outputs };
@@ -223,8 +233,8 @@ export async function loadOnnxInferenceModel(idOrPath: string, opts: OnnxInferen
     };
   }
   const engine = new OnnxFileEngine(source, runtime, { threads: opts.threads, hiddenSize, sessionOptions: opts.sessionOptions });
-  // load and check the graph now: a bad file fails here, naming it, not at the first batch
-  await engine.prepare(false);
+  // a bad own file, or a model the exporter cannot take, fails here, naming it, not at the first batch
+  await engine.prepare();
   const model = new OnnxInferenceModel(architecture, hiddenSize, numLayers, maxPositions, engine, parameterCount, source.what);
   return {
     id: idOrPath,

@@ -14,11 +14,21 @@ export type InferenceEngineName = (typeof INFERENCE_ENGINES)[number];
 export interface EngineRunOptions {
   /** Also return HF's hidden_states (embeddings, then every layer); poolings like first_last_avg need them. */
   hiddenStates: boolean;
+  /**
+   * The caller reads only slot 0 of lastHiddenState ([CLS] pooling): an engine may compute the last
+   * layer for each sequence's first token only and return lastHiddenState as [batch, 1, hidden].
+   */
+  firstTokenOnly?: boolean;
+  /**
+   * The caller reads the states at padding slots (cls_avg_legacy averages the whole padded batch,
+   * as AnglE's legacy code did): an engine that skips padding must compute them this time.
+   */
+  padPositions?: boolean;
 }
 
 /** What an engine returns for a batch: tfjs tensors the caller owns (and disposes). */
 export interface EngineOutput {
-  /** [batch, seq, hidden] */
+  /** [batch, seq, hidden]; [batch, 1, hidden] (slot 0) where the caller asked for firstTokenOnly and the engine saved the rest. */
   lastHiddenState: tf.Tensor3D;
   /** [embeddings, layer 1, ..., layer N] (the last is lastHiddenState); empty unless asked for. */
   hiddenStates: tf.Tensor3D[];

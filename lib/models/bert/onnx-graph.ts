@@ -19,23 +19,23 @@
  * ONNX Runtime's runtime optimiser fuses LayerNorm and some matmuls in it, but not attention,
  * skip-LayerNorm or the embeddings (those fusions live in its offline transformer optimiser).
  *
- * Fused (fusedBertGraph below): the operators that offline optimiser produces, for ONNX Runtime
- * only (the inference engine's default): one EmbedLayerNormalization, and per layer Attention,
- * SkipLayerNormalization ×2, BiasGelu (FastGelu for the tanh GELU) around three MatMuls. With
- * `quantize: 'int8'` the dense layers become DynamicQuantizeMatMul (int8 weights per column) and
- * attention MultiHeadAttention on the split projection. test/onnx-engine.test.ts counts the fused
- * nodes in the graph ONNX Runtime runs; bench/cpu-encode.ts times the variants against each other
- * and against ONNX Runtime on PyTorch's own `torch.onnx` export of the same weights.
+ * Fused (fusedBertGraph below), for ONNX Runtime only (the inference engine's default): the same
+ * encoder on packed tokens (no padding rows in any dense layer), with com.microsoft
+ * MultiHeadAttention and Gelu, and optionally the last layer for each sequence's first token
+ * only ([CLS] pooling). With `quantize: 'int8'` the dense layers become DynamicQuantizeMatMul (int8
+ * weights per column). test/onnx-engine.test.ts counts the fused nodes in the graph ONNX Runtime
+ * runs; bench/cpu-encode.ts times the variants against each other and against ONNX Runtime on
+ * PyTorch's own `torch.onnx` export of the same weights.
  */
 import type { TextModel } from '../types.js';
 import { OnnxGraphBuilder } from '../onnx/graph-builder.js';
-import type { ExportedOnnxGraph, OnnxExporter, OnnxExportOptions } from '../onnx/exporter.js';
+import { PACKED_INPUTS, type ExportedOnnxGraph, type OnnxExporter, type OnnxExportOptions } from '../onnx/exporter.js';
 import { ONNX_DTYPE } from '../onnx/proto.js';
 import { BertModel } from './model.js';
 import { bertParameterShapes } from './weights.js';
 
 /** Bump when the graph below changes: cached graphs of older versions are then rebuilt. */
-export const BERT_ONNX_EXPORTER_VERSION = 2;
+export const BERT_ONNX_EXPORTER_VERSION = 3;
 
 /** Added to attention scores of padded keys, as in ./model.ts. */
 const MASK_NEGATIVE = -1e9;
@@ -50,6 +50,7 @@ export function bertOnnxGraph(model: BertModel, opts: OnnxExportOptions): Export
   const extra = unknownParameters(model);
   if (extra.length) throw new Error(`the BERT ONNX graph has no place for parameters ${extra.join(', ')}`);
   if (opts.quantize && !opts.fused) throw new Error('int8 quantisation is available for the fused BERT graph only (fused: true)');
+  if (opts.rows === 'first' && !opts.fused) throw new Error("rows: 'first' is available for the fused BERT graph only (fused: true)");
   return opts.fused ? fusedBertGraph(model, opts) : standardBertGraph(model, opts);
 }
 
@@ -156,7 +157,7 @@ function standardBertGraph(model: BertModel, opts: OnnxExportOptions): ExportedO
     producerVersion: String(BERT_ONNX_EXPORTER_VERSION),
     docString: `BERT encoder: ${cfg.numLayers} layers, hidden ${H}, ${heads} heads, intermediate ${cfg.intermediateSize}, ${cfg.hiddenAct}`,
   });
-  return { model: model_, lastHiddenState, hiddenStates: hidden, poolerOutput };
+  return { model: model_, inputs: 'padded', rows: 'all', lastHiddenState, hiddenStates: hidden, poolerOutput };
 }
 
 /**
@@ -181,21 +182,31 @@ function transposed(a: Float32Array, rows: number, cols: number): Float32Array {
 }
 
 /**
- * The same encoder with the operators ONNX Runtime's offline transformer optimiser would produce
- * (onnxruntime/python/tools/transformers, "bert" model type), which its CPU provider runs as
- * single kernels: com.microsoft EmbedLayerNormalization (three gathers, the sum and the LayerNorm),
- * Attention (the Q, K and V projections as one [H, 3H] GEMM, scaled scores, the padding mask,
- * softmax and the context per head, without materialising transposed copies), SkipLayerNormalization
- * (bias + residual + LayerNorm in one pass) and BiasGelu / FastGelu (bias + activation in one
- * pass), around plain MatMuls (weights transposed once to [in, out]). Inputs and outputs are the
- * standard graph's. The attention mask goes to Attention as the raw [batch, sequence] 0/1 mask
- * (int32), so any padding side works; a padded key gets ONNX Runtime's mask_filter_value instead of
- * −1e9, which changes nothing once softmax underflows to 0.
+ * The same encoder for ONNX Runtime, on packed tokens (OnnxExportOptions docs the inputs): every
+ * dense layer runs on the batch's real tokens only, [tokens, hidden], as one Gemm with its bias
+ * (weights transposed once to [in, out]); only attention sees the padded [batch, sequence] layout,
+ * through a Gather before it and one after. Per layer: the Q, K and V projections as one [H, 3H]
+ * Gemm, com.microsoft MultiHeadAttention (scaled scores, the key padding mask, softmax and the
+ * context per head in one kernel, no transposed copies), Add + LayerNormalization for both
+ * residuals and com.microsoft Gelu (the erf GELU; FastGelu for the tanh one) after the
+ * intermediate Gemm. With `rows: 'first'` the last layer computes K and V for every token but
+ * the query, output projection and feed-forward for each sequence's first token only: what [CLS]
+ * pooling reads, 6–7% of BERT-base's multiply-adds saved at STS lengths.
+ *
+ * Why these operators and not those of ONNX Runtime's offline transformer optimiser
+ * (SkipLayerNormalization, BiasGelu, EmbedLayerNormalization, Attention on the padded input):
+ * measured on the 2-core development machine, ONNX Runtime 1.30 (bench/cpu-encode.ts), its CPU
+ * SkipLayerNormalization took 5.2% of a forward pass where Add + LayerNormalization take 1.5%,
+ * and everything but the GEMMs is under a tenth of the time, so the gains left are GEMM rows not
+ * computed: padding (about 5% of the rows of length-sorted batches) and the last layer's. With
+ * `quantize: 'int8'` the Gemms become DynamicQuantizeMatMul (int8 weights per column).
  */
 function fusedBertGraph(model: BertModel, opts: OnnxExportOptions): ExportedOnnxGraph {
   const cfg = model.config;
   const H = cfg.hiddenSize;
   const I = cfg.intermediateSize;
+  const rows = opts.rows ?? 'all';
+  if (rows === 'first' && opts.hiddenStates) throw new Error("rows: 'first' leaves the last layer's other rows out; it cannot come with hiddenStates");
   const g = new OnnxGraphBuilder('bert');
   const ms = 'com.microsoft';
   const weight = (name: string): string => {
@@ -203,47 +214,46 @@ function fusedBertGraph(model: BertModel, opts: OnnxExportOptions): ExportedOnnx
     return g.initializer(name, v.data, v.shape);
   };
   const int8 = opts.quantize === 'int8';
-  /**
-   * x·Wᵀ for a dense layer (weight transposed once to [in, out]): MatMul, or with int8
-   * DynamicQuantizeMatMul (x quantised to uint8 per call by ONNX Runtime, W int8 per column).
-   */
-  const matmulT = (x: string, name: string, w: Float32Array, out: number, inp: number, bias?: string): string => {
-    const wt = transposed(w, out, inp);
-    if (!int8) {
-      const y = g.op('MatMul', [x, g.initializer(`${name}.weight_t`, wt, [inp, out])]);
-      return bias ? g.op('Add', [y, bias]) : y;
-    }
-    const { q, scale } = quantizeColumns(wt, inp, out);
-    return g.op('DynamicQuantizeMatMul', [x, g.initializer(`${name}.weight_int8`, q, [inp, out]), g.initializer(`${name}.weight_scale`, scale, [out]), '', ...(bias ? [bias] : [])], {}, { domain: ms });
+  /** x·W + b for a dense layer whose [in, out] weight is `w`: Gemm, or with int8 DynamicQuantizeMatMul. */
+  const gemm = (x: string, name: string, w: Float32Array, b: Float32Array, inp: number, out: number): string => {
+    if (!int8) return g.op('Gemm', [x, g.initializer(`${name}.weight_t`, w, [inp, out]), g.initializer(`${name}.bias`, b, [out])]);
+    const { q, scale } = quantizeColumns(w, inp, out);
+    return g.op('DynamicQuantizeMatMul', [x, g.initializer(`${name}.weight_int8`, q, [inp, out]), g.initializer(`${name}.weight_scale`, scale, [out]), '', g.initializer(`${name}.bias`, b, [out])], {}, { domain: ms });
   };
-  const dense = (x: string, prefix: string, out: number, inp: number): string => matmulT(x, prefix, parameterOf(model, `${prefix}.weight`).data, out, inp);
-
-  const ids = g.input('input_ids', ONNX_DTYPE.int64, ['batch', 'sequence']);
-  const mask = g.input('attention_mask', ONNX_DTYPE.int64, ['batch', 'sequence']);
-  const types = g.input('token_type_ids', ONNX_DTYPE.int64, ['batch', 'sequence']);
-  const int32 = (x: string) => g.op('Cast', [x], { to: { i: ONNX_DTYPE.int32 } });
-  const mask32 = int32(mask);
-
-  // (its second output, mask_index, is required by the schema and unused: Attention gets the raw mask)
-  let [h] = g.node(
-    'EmbedLayerNormalization',
-    [int32(ids), int32(types), weight('embeddings.word_embeddings.weight'), weight('embeddings.position_embeddings.weight'), weight('embeddings.token_type_embeddings.weight'), weight('embeddings.LayerNorm.weight'), weight('embeddings.LayerNorm.bias')],
-    { epsilon: { f: cfg.layerNormEps } },
-    { domain: ms, outputs: 2 },
-  );
-  const skipLayerNorm = (x: string, skip: string, prefix: string, bias: string, output?: string): string =>
-    g.op('SkipLayerNormalization', [x, skip, weight(`${prefix}.LayerNorm.weight`), weight(`${prefix}.LayerNorm.bias`), weight(bias)], { epsilon: { f: cfg.layerNormEps } }, { domain: ms, output });
-  const activation = (x: string, bias: string): string => {
+  const dense = (x: string, prefix: string, inp: number, out: number): string =>
+    gemm(x, prefix, transposed(parameterOf(model, `${prefix}.weight`).data, out, inp), parameterOf(model, `${prefix}.bias`).data, inp, out);
+  const layerNorm = (x: string, prefix: string): string =>
+    g.op('LayerNormalization', [x, weight(`${prefix}.weight`), weight(`${prefix}.bias`)], { axis: { i: -1 }, epsilon: { f: cfg.layerNormEps } });
+  const activation = (x: string): string => {
     switch (cfg.hiddenAct) {
       case 'gelu':
-        return g.op('BiasGelu', [x, bias], {}, { domain: ms });
+        return g.op('Gelu', [x], {}, { domain: ms });
       case 'gelu_new':
       case 'gelu_pytorch_tanh':
-        return g.op('FastGelu', [x, bias], {}, { domain: ms });
+        return g.op('FastGelu', [x], {}, { domain: ms });
       case 'relu':
-        return g.op('Relu', [g.op('Add', [x, bias])]);
+        return g.op('Relu', [x]);
     }
   };
+
+  const ids = g.input(PACKED_INPUTS.inputIds, ONNX_DTYPE.int64, ['tokens']);
+  const types = g.input(PACKED_INPUTS.tokenTypeIds, ONNX_DTYPE.int64, ['tokens']);
+  const positions = g.input(PACKED_INPUTS.positionIds, ONNX_DTYPE.int64, ['tokens']);
+  const padIndex = g.input(PACKED_INPUTS.padIndex, ONNX_DTYPE.int64, ['batch', 'sequence']);
+  const unpadIndex = g.input(PACKED_INPUTS.unpadIndex, ONNX_DTYPE.int64, ['tokens']);
+  const mask = g.input(PACKED_INPUTS.attentionMask, ONNX_DTYPE.int32, ['batch', 'sequence']);
+  const firstIndex = rows === 'first' || (opts.hiddenStates && model.hasPooler) ? g.input(PACKED_INPUTS.firstIndex, ONNX_DTYPE.int64, ['batch']) : undefined;
+
+  const sum = g.op('Add', [
+    g.op('Add', [g.op('Gather', [weight('embeddings.word_embeddings.weight'), ids]), g.op('Gather', [weight('embeddings.position_embeddings.weight'), positions])]),
+    g.op('Gather', [weight('embeddings.token_type_embeddings.weight'), types]),
+  ]);
+  let h = layerNorm(sum, 'embeddings.LayerNorm');
+  // packed [tokens, width] -> padded [batch, sequence, width] (padding slots copy token 0; the mask hides them), and back
+  const padded = (x: string): string => g.op('Gather', [x, padIndex]);
+  const packedRows = g.int64s('packed_rows', [-1, H]);
+  const packed = (x: string): string => g.op('Gather', [g.op('Reshape', [x, packedRows]), unpadIndex]);
+  const attention = (q: string, k: string, v: string): string => g.op('MultiHeadAttention', [q, k, v, '', mask], { num_heads: { i: cfg.numHeads } }, { domain: ms });
 
   const hidden: string[] = [];
   const last = cfg.numLayers - 1;
@@ -252,43 +262,45 @@ function fusedBertGraph(model: BertModel, opts: OnnxExportOptions): ExportedOnnx
   for (let l = 0; l < cfg.numLayers; l++) {
     const p = `encoder.layer.${l}.`;
     // Q, K, V weights side by side as one [H, 3H] matrix, biases as one [3H] vector
-    const qkv = ['query', 'key', 'value'].map((n) => parameterOf(model, `${p}attention.self.${n}.weight`).data);
     const qkvW = new Float32Array(H * 3 * H);
-    qkv.forEach((w, j) => {
-      for (let o = 0; o < H; o++) for (let i = 0; i < H; i++) qkvW[i * 3 * H + j * H + o] = w[o * H + i];
-    });
     const qkvB = new Float32Array(3 * H);
-    ['query', 'key', 'value'].forEach((n, j) => qkvB.set(parameterOf(model, `${p}attention.self.${n}.bias`).data, j * H));
+    ['query', 'key', 'value'].forEach((n, j) => {
+      const w = parameterOf(model, `${p}attention.self.${n}.weight`).data;
+      for (let o = 0; o < H; o++) for (let i = 0; i < H; i++) qkvW[i * 3 * H + j * H + o] = w[o * H + i];
+      qkvB.set(parameterOf(model, `${p}attention.self.${n}.bias`).data, j * H);
+    });
     let ctx: string;
-    if (!int8) {
-      ctx = g.op(
-        'Attention',
-        [h, g.initializer(`${p}attention.self.qkv.weight`, qkvW, [H, 3 * H]), g.initializer(`${p}attention.self.qkv.bias`, qkvB, [3 * H]), mask32],
-        { num_heads: { i: cfg.numHeads } },
-        { domain: ms },
-      );
+    let residual = h;
+    if (l === last && rows === 'first') {
+      // keys and values of every token, the query of each sequence's first token only
+      const kvW = new Float32Array(H * 2 * H);
+      const qW = new Float32Array(H * H);
+      for (let i = 0; i < H; i++) {
+        qW.set(qkvW.subarray(i * 3 * H, i * 3 * H + H), i * H);
+        kvW.set(qkvW.subarray(i * 3 * H + H, (i + 1) * 3 * H), i * 2 * H);
+      }
+      const [k, v] = g.node('Split', [padded(gemm(h, `${p}attention.self.kv`, kvW, qkvB.slice(H), H, 2 * H)), g.int64s('kv_split', [H, H])], { axis: { i: 2 } }, { outputs: 2 });
+      residual = g.op('Gather', [h, firstIndex!]);
+      const q = g.op('Unsqueeze', [gemm(residual, `${p}attention.self.q`, qW, qkvB.slice(0, H), H, H), g.int64s('axis1', [1])]);
+      ctx = g.op('Reshape', [attention(q, k, v), packedRows]);
     } else {
-      // int8: the packed projection as one quantised matmul (bias included), then attention on q, k, v
-      const { q, scale } = quantizeColumns(qkvW, H, 3 * H);
-      const qkv = g.op('DynamicQuantizeMatMul', [h, g.initializer(`${p}attention.self.qkv.weight_int8`, q, [H, 3 * H]), g.initializer(`${p}attention.self.qkv.weight_scale`, scale, [3 * H]), '', g.initializer(`${p}attention.self.qkv.bias`, qkvB, [3 * H])], {}, { domain: ms });
-      const [qh, kh, vh] = g.node('Split', [qkv, g.int64s('qkv_split', [H, H, H])], { axis: { i: 2 } }, { outputs: 3 });
-      ctx = g.op('MultiHeadAttention', [qh, kh, vh, '', mask32], { num_heads: { i: cfg.numHeads } }, { domain: ms });
+      const [q, k, v] = g.node('Split', [padded(gemm(h, `${p}attention.self.qkv`, qkvW, qkvB, H, 3 * H)), g.int64s('qkv_split', [H, H, H])], { axis: { i: 2 } }, { outputs: 3 });
+      ctx = packed(attention(q, k, v));
     }
-    const a = skipLayerNorm(dense(ctx, `${p}attention.output.dense`, H, H), h, `${p}attention.output`, `${p}attention.output.dense.bias`);
-    const inter = activation(dense(a, `${p}intermediate.dense`, I, H), weight(`${p}intermediate.dense.bias`));
-    const out = l === last ? 'last_hidden_state' : undefined;
-    h = skipLayerNorm(dense(inter, `${p}output.dense`, H, I), a, `${p}output`, `${p}output.dense.bias`, out);
+    const a = layerNorm(g.op('Add', [dense(ctx, `${p}attention.output.dense`, H, H), residual]), `${p}attention.output.LayerNorm`);
+    const inter = activation(dense(a, `${p}intermediate.dense`, H, I));
+    h = layerNorm(g.op('Add', [dense(inter, `${p}output.dense`, I, H), a]), `${p}output.LayerNorm`);
     if (opts.hiddenStates && l < last) hidden.push(identity(h, `hidden_state_${l + 1}`));
   }
-  const lastHiddenState = h;
+  const lastHiddenState = identity(h, 'last_hidden_state');
   if (opts.hiddenStates) hidden.push(lastHiddenState);
 
   let poolerOutput: string | undefined;
   if (opts.hiddenStates && model.hasPooler) {
-    const first = g.op('Gather', [lastHiddenState, g.constant('first_token', BigInt64Array.of(0n), [])], { axis: { i: 1 } });
+    const first = g.op('Gather', [h, firstIndex!]);
     poolerOutput = g.op('Tanh', [g.op('Gemm', [first, weight('pooler.dense.weight'), weight('pooler.dense.bias')], { transB: { i: 1 } })], {}, { output: 'pooler_output' });
   }
-  const states = ['batch', 'sequence', H];
+  const states = [rows === 'first' ? 'batch' : 'tokens', H];
   g.output(lastHiddenState, ONNX_DTYPE.float, states);
   for (const name of hidden.slice(0, -1)) g.output(name, ONNX_DTYPE.float, states);
   if (poolerOutput) g.output(poolerOutput, ONNX_DTYPE.float, ['batch', H]);
@@ -296,9 +308,9 @@ function fusedBertGraph(model: BertModel, opts: OnnxExportOptions): ExportedOnnx
     opsets: { '': 17, [ms]: 1 },
     producer: 'angle-notebooks lib/models/bert/onnx-graph.ts',
     producerVersion: String(BERT_ONNX_EXPORTER_VERSION),
-    docString: `BERT encoder (ONNX Runtime fused operators${int8 ? ', int8 dynamic quantisation' : ''}): ${cfg.numLayers} layers, hidden ${H}, ${cfg.numHeads} heads, intermediate ${I}, ${cfg.hiddenAct}`,
+    docString: `BERT encoder on packed tokens (ONNX Runtime operators${int8 ? ', int8 dynamic quantisation' : ''}${rows === 'first' ? ", last layer for each sequence's first token" : ''}): ${cfg.numLayers} layers, hidden ${H}, ${cfg.numHeads} heads, intermediate ${I}, ${cfg.hiddenAct}`,
   });
-  return { model: onnx, lastHiddenState, hiddenStates: hidden, poolerOutput };
+  return { model: onnx, inputs: 'packed', rows, lastHiddenState, hiddenStates: hidden, poolerOutput };
 }
 
 /** Parameters of `model` that the graph has no place for (adapters and the like), if any. */

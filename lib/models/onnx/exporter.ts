@@ -1,10 +1,20 @@
 /**
  * What an ONNX exporter of one architecture is (each architecture's row in ../auto.ts names its
  * own, so that table stays the one place that knows the architectures): an exporter turns a loaded TextModel and
- * its current weights into an ONNX graph with the inputs every encoder graph of this project has
- * (`input_ids`, `attention_mask`, `token_type_ids`: int64 [batch, sequence], both dimensions
- * dynamic) and the outputs it names (`last_hidden_state` [batch, sequence, hidden], and with
- * `hiddenStates` HF's hidden_states list and the pooler output where the model has one).
+ * its current weights into an ONNX graph with one of two input layouts (ExportedOnnxGraph.inputs):
+ *
+ * - `padded`, HF's: `input_ids`, `attention_mask`, `token_type_ids` as int64 [batch, sequence],
+ *   both dimensions dynamic; states come out as [batch, sequence, hidden]. Any runtime, any client.
+ * - `packed` (PACKED_INPUTS), ours for ONNX Runtime: the batch's real tokens only, row after row,
+ *   so no dense layer computes padding: `input_ids`, `token_type_ids`, `position_ids` int64
+ *   [tokens]; `pad_index` int64 [batch, sequence] (the packed row of each padded slot, 0 for
+ *   padding), `unpad_index` int64 [tokens] (the padded slot b·sequence + t of each packed row),
+ *   `attention_mask` int32 [batch, sequence], and `first_index` int64 [batch] (the packed row of
+ *   each sequence's slot 0) where the graph reads it. States come out as [tokens, hidden], or
+ *   [batch, hidden] for `rows: 'first'`. lib/embed/engines/graph-feeds.ts builds these feeds.
+ *
+ * and the outputs it names (`last_hidden_state`, and with `hiddenStates` HF's hidden_states list
+ * and the pooler output where the model has one).
  */
 import type { TextModel } from '../types.js';
 import type { ModelMessage } from './proto.js';
@@ -13,8 +23,9 @@ export interface OnnxExportOptions {
   /** Also output HF's hidden_states (embeddings, then every layer) and the pooler output. */
   hiddenStates: boolean;
   /**
-   * ONNX Runtime's fused operators (com.microsoft Attention, SkipLayerNormalization, …) where the
-   * exporter has them, instead of standard ONNX operators only (which any ONNX runtime runs).
+   * The graph for ONNX Runtime: packed inputs and its com.microsoft operators (MultiHeadAttention,
+   * Gelu) where the exporter has them, instead of the padded graph of standard ONNX operators only
+   * (which any ONNX runtime runs).
    */
   fused?: boolean;
   /**
@@ -23,10 +34,24 @@ export interface OnnxExportOptions {
    * never for a number set beside a paper's. Fused graphs only.
    */
   quantize?: 'int8';
+  /**
+   * Which rows of the last layer the graph computes: every token's (default), or only each
+   * sequence's first token, which is all [CLS] pooling reads (the last layer's query, output
+   * projection and feed-forward then run on one row per sequence). Packed graphs without
+   * hiddenStates only.
+   */
+  rows?: 'all' | 'first';
 }
+
+/** The input layout of an exported graph (see the file comment). */
+export type OnnxInputLayout = 'padded' | 'packed';
 
 export interface ExportedOnnxGraph {
   model: ModelMessage;
+  /** How the graph takes its inputs (see the file comment); a cached graph of an older exporter has none: `padded`. */
+  inputs?: OnnxInputLayout;
+  /** `first`: last_hidden_state is [batch, hidden], each sequence's first token only. */
+  rows?: 'all' | 'first';
   /** Output name of the last layer's states. */
   lastHiddenState: string;
   /** Output names of hidden_states[0..numLayers] (the last is lastHiddenState); empty unless asked for. */
@@ -50,5 +75,16 @@ export interface OnnxExporter {
   export(model: TextModel, opts: OnnxExportOptions): ExportedOnnxGraph;
 }
 
-/** Graph input names shared by every exported encoder graph. */
+/** Input names of padded graphs (HF's). */
 export const ONNX_INPUTS = { inputIds: 'input_ids', attentionMask: 'attention_mask', tokenTypeIds: 'token_type_ids' } as const;
+
+/** Input names of packed graphs. */
+export const PACKED_INPUTS = {
+  inputIds: 'input_ids',
+  tokenTypeIds: 'token_type_ids',
+  positionIds: 'position_ids',
+  padIndex: 'pad_index',
+  unpadIndex: 'unpad_index',
+  attentionMask: 'attention_mask',
+  firstIndex: 'first_index',
+} as const;
