@@ -7,8 +7,9 @@
  *
  * | engine              | what                                                                  |
  * |---------------------|-----------------------------------------------------------------------|
- * | `onnx`              | our encoder, texts to embeddings, on ONNX Runtime over our fused graph (com.microsoft Attention, SkipLayerNormalization, EmbedLayerNormalization, BiasGelu), the model loaded for inference only (loadOnnxInferenceModel: no tfjs copy of the weights) |
- * | `onnx-bare`         | ONNX Runtime's session.run alone on that fused graph and pre-built batches |
+ * | `onnx`              | our encoder, texts to embeddings, on ONNX Runtime over our fused graph (packed tokens, com.microsoft MultiHeadAttention and Gelu; with [CLS] pooling the last layer for [CLS] only), the model loaded for inference only (loadOnnxInferenceModel: no tfjs copy of the weights) |
+ * | `onnx-bare`         | ONNX Runtime's session.run alone on the fused graph (every row of the last layer) and pre-built packed batches |
+ * | `onnx-cls-bare`     | the same on the [CLS]-only fused graph the `onnx` row runs                |
  * | `onnx-standard-bare`| the same on our standard-operator graph (what any ONNX runtime runs)   |
  * | `ort-torch-export`  | the same on `torch.onnx.export` of the same weights (bench/torch_cpu_encode.py --export-onnx): the reference plain export |
  * | `onnx-int8`         | our encoder on the int8 dynamically quantised fused graph (an option, never the default) |
@@ -17,7 +18,7 @@
  * | `wasm`, `cpu`       | our encoder on the tfjs forward (wasm single-threaded; cpu on `--cpu-sample` sentences) |
  *
  * Rates: per batch size, one process loads every ONNX Runtime variant (`onnx`, `onnx-bare`,
- * `onnx-standard-bare`, `ort-torch-export`, `onnx-int8`) and times `--repeat` rounds of one pass
+ * `onnx-cls-bare`, `onnx-standard-bare`, `ort-torch-export`, `onnx-int8`) and times `--repeat` rounds of one pass
  * each, in an order that rotates every round, so the ratios between them are measured in the same
  * run under the same load; a row's rate is its fastest pass (a shared machine's other work only
  * ever slows a pass down). PyTorch runs in its own process, alternated with those of `onnx`
@@ -30,10 +31,13 @@
  *
  *   npx tsx bench/cpu-encode.ts [--model <dir>] [--engines torch,onnx,ort-torch-export,onnx-int8,onnx-loadmodel]
  *        [--batches 32,64,128] [--sentences 2000] [--cpu-sample 64] [--cpu-batches 32] [--repeat 3]
- *        [--no-sts] [--no-long-batch] [--python /usr/bin/python3]
+ *        [--no-sts] [--no-long-batch] [--profile] [--python /usr/bin/python3]
+ *
+ * `--profile` adds, to each bare alternated row, its share of kernel time by operator from ONNX
+ * Runtime's profiler (kernelTimeShareByOp), measured in one more pass after the timed ones.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { arch, availableParallelism, cpus, hostname, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,7 +59,8 @@ import { cachedOnnxGraphByAlias, onnxGraphAliasKey } from '../lib/models/onnx/gr
 import { weightFiles, weightsSha256 } from '../lib/models/weight-files.js';
 import { writeSafetensors } from '../lib/models/safetensors.js';
 import { HfTokenizer } from '../lib/models/tokenizers/hf.js';
-import type { EncodedText, TextTokenizer } from '../lib/models/types.js';
+import type { EncodedText, TextTokenizer, TokenBatch } from '../lib/models/types.js';
+import { packBatch, packedFeeds, paddedFeeds } from '../lib/embed/engines/graph-feeds.js';
 import type { Embeddings } from '../lib/embed/types.js';
 import { portableModelRef } from '../lib/report/training-record.js';
 import { writeFileAtomic } from '../lib/util/atomic-write.js';
@@ -83,6 +88,7 @@ const { values: opts } = parseArgs({
     engine: { type: 'string' },
     batch: { type: 'string' },
     quantize: { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
   },
 });
 
@@ -183,11 +189,15 @@ async function childPrepare(work: Work, python: string): Promise<void> {
   const seconds: Record<string, number> = {};
   for (const [name, opts] of [
     ['onnx-bare', { fused: true }],
+    ['onnx-cls-bare', { fused: true, rows: 'first' as const }],
     ['onnx-standard-bare', { fused: false }],
     ['onnx-int8', { fused: true, quantize: 'int8' as const }],
   ] as const) {
     const t0 = performance.now();
-    const m = await loadOnnxInferenceModel(work.modelDir, { cache, graph: 'export', ...opts });
+    const { rows, ...load } = opts as { fused: boolean; rows?: 'first'; quantize?: 'int8' };
+    const m = await loadOnnxInferenceModel(work.modelDir, { cache, graph: 'export', ...load });
+    // the [CLS]-only graph is exported on its first use by a [CLS] encoder
+    if (rows) await new PooledSentenceEncoder(m, { pooling: 'cls', maxLength: MAX_LENGTH, progressThreshold: Infinity }).encode(['warm-up']);
     m.model.dispose();
     seconds[name] = (performance.now() - t0) / 1000;
     const hit = cachedOnnxGraphByAlias(onnxGraphAliasKey(exporter, { hiddenStates: false, ...opts }, configText, sha), cache);
@@ -216,16 +226,19 @@ async function childAlternate(work: Work, batchSize: number, repeat: number, row
   const cache = { dir: work.onnxCache };
   const tok = HfTokenizer.fromDir(work.modelDir);
   const rows = work.order.map((i) => tok.encode(work.texts[i], null, MAX_LENGTH));
-  const feeds: Record<string, unknown>[] = [];
+  // the same batches in both layouts: padded (HF's) for the standard graph and the torch export,
+  // packed for our fused graphs (lib/embed/engines/graph-feeds.ts)
+  const batches: TokenBatch[] = [];
   let tokens = 0;
   for (let s = 0; s < rows.length; s += batchSize) {
     const b = tok.pad(rows.slice(s, s + batchSize));
-    const i64 = (a: Int32Array) => new ort.Tensor('int64', BigInt64Array.from(a, (x) => BigInt(x)), [b.batch, b.seqLen]);
-    feeds.push({ input_ids: i64(b.inputIds), attention_mask: i64(b.attentionMask), token_type_ids: i64(b.tokenTypeIds) });
+    batches.push(b);
     tokens += b.attentionMask.reduce((x, y) => x + y, 0);
   }
+  const paddedInputs = ['input_ids', 'attention_mask', 'token_type_ids'].map((name) => ({ name, type: 'int64' as const }));
   const sessionOptions = { executionProviders: ['cpu'], intraOpNumThreads: availableParallelism(), interOpNumThreads: 1, graphOptimizationLevel: 'all' as const, logSeverityLevel: 3 as const };
   const runners: Record<string, () => Promise<void>> = {};
+  const bare: Record<string, { path: string; feeds: Record<string, unknown>[] }> = {};
   const cls: Record<string, Float32Array> = {};
   for (const row of rowsWanted) {
     if (row === 'onnx' || row === 'onnx-int8') {
@@ -239,8 +252,11 @@ async function childAlternate(work: Work, batchSize: number, repeat: number, row
       const path = row === 'onnx-int8-bare' ? graphs['onnx-int8'] : graphs[row];
       if (!path) throw new Error(`no graph for ${row}`);
       const session = await ort.InferenceSession.create(path, sessionOptions);
+      const packed = row === 'onnx-bare' || row === 'onnx-cls-bare' || row === 'onnx-int8-bare';
+      const feeds = batches.map((b) => (packed ? packedFeeds(ort, b, packBatch(b), session.inputNames) : paddedFeeds(ort, b, paddedInputs)));
+      bare[row] = { path, feeds };
       runners[row] = async () => {
-        for (const f of feeds) await session.run(f as never, ['last_hidden_state']);
+        for (const f of feeds) await session.run(f, ['last_hidden_state']);
       };
     }
     await runners[row](); // warm-up pass (prepacking, first allocations)
@@ -260,9 +276,31 @@ async function childAlternate(work: Work, batchSize: number, repeat: number, row
       cpu[n] = Math.max(cpu[n], (cpuSeconds() - c0) / sec);
     }
   }
+  // --profile: each bare row's share of kernel time by operator, from ONNX Runtime's own profiler,
+  // in one more pass per row after the timed rounds (profiling costs time, so never in them)
+  const opShares: Record<string, Record<string, number>> = {};
+  if (opts.profile) {
+    for (const [row, { path, feeds }] of Object.entries(bare)) {
+      const prefix = `profile-${row}-`;
+      const session = await ort.InferenceSession.create(path, { ...sessionOptions, enableProfiling: true, profileFilePrefix: join(workDir(), prefix) });
+      for (const f of feeds) await session.run(f as never, ['last_hidden_state']);
+      session.endProfiling();
+      await session.release();
+      const file = readdirSync(workDir()).find((f) => f.startsWith(prefix) && f.endsWith('.json'));
+      if (!file) throw new Error(`ONNX Runtime wrote no profile for ${row}`);
+      const byOp = new Map<string, number>();
+      let total = 0;
+      for (const e of JSON.parse(readFileSync(join(workDir(), file), 'utf8')) as Array<{ cat: string; name: string; dur: number; args?: { op_name?: string } }>) {
+        if (e.cat !== 'Node' || !e.name.endsWith('_kernel_time') || !e.args?.op_name) continue;
+        byOp.set(e.args.op_name, (byOp.get(e.args.op_name) ?? 0) + e.dur);
+        total += e.dur;
+      }
+      opShares[row] = Object.fromEntries([...byOp].sort((a, b) => b[1] - a[1]).map(([op, us]) => [op, Math.round((1000 * us) / total) / 1000]));
+    }
+  }
   for (const [row, data] of Object.entries(cls)) writeFileSync(join(workDir(), `emb-${row}-${batchSize}.f32`), new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
   emit({
-    rows: Object.fromEntries(names.map((n) => [n, { seconds: Math.min(...passes[n]), passSeconds: passes[n], cpuPerWallSecond: cpu[n] }])),
+    rows: Object.fromEntries(names.map((n) => [n, { seconds: Math.min(...passes[n]), passSeconds: passes[n], cpuPerWallSecond: cpu[n], ...(opShares[n] ? { kernelTimeShareByOp: opShares[n] } : {}) }])),
     sentences: work.texts.length,
     tokens,
     threads: availableParallelism(),
@@ -401,7 +439,7 @@ function readF32(path: string): Float32Array {
 }
 
 /** ONNX Runtime rows timed together in the alternating child. */
-const ALTERNATED = ['onnx', 'onnx-bare', 'onnx-standard-bare', 'ort-torch-export', 'onnx-int8'];
+const ALTERNATED = ['onnx', 'onnx-bare', 'onnx-cls-bare', 'onnx-standard-bare', 'ort-torch-export', 'onnx-int8'];
 
 async function parent(): Promise<void> {
   const engines = opts.engines!.split(',').map((s) => s.trim());
@@ -465,7 +503,7 @@ async function parent(): Promise<void> {
       for (let i = 0; i < mine.length; i++) d = Math.max(d, Math.abs(mine[i] - ref[i]));
       row.maxAbsDiffToTorch = d;
     };
-    const separate = engines.filter((e) => !['onnx-bare', 'onnx-standard-bare', 'ort-torch-export'].includes(e));
+    const separate = engines.filter((e) => !['onnx-bare', 'onnx-cls-bare', 'onnx-standard-bare', 'ort-torch-export'].includes(e));
     for (const batch of batches) {
       // processes of their own, alternated engine by engine: torch first (the reference embeddings), peak RSS of each
       for (const engine of separate) {
@@ -510,14 +548,14 @@ async function parent(): Promise<void> {
       }
       // the ONNX Runtime variants, alternated in one process
       if (alternated.length) {
-        const r = nodeChild(['--child', 'alternate', '--work', work, '--batch', String(batch), '--repeat', String(repeat), '--engine', alternated.join(',')]);
+        const r = nodeChild(['--child', 'alternate', '--work', work, '--batch', String(batch), '--repeat', String(repeat), '--engine', alternated.join(','), ...(opts.profile ? ['--profile'] : [])]);
         if (!r.ok) {
           const row = { engine: 'alternated', batch, error: r.error, load1Before: r.load1Before, load1After: r.load1After };
           describe(row, r);
           rows.push(row);
         } else {
           const x = r.result!;
-          for (const [engine, v] of Object.entries(x.rows as Record<string, { seconds: number; passSeconds: number[]; cpuPerWallSecond: number }>)) {
+          for (const [engine, v] of Object.entries(x.rows as Record<string, { seconds: number; passSeconds: number[]; cpuPerWallSecond: number; kernelTimeShareByOp?: Record<string, number> }>)) {
             const row: Record<string, unknown> = {
               engine,
               batch,
@@ -531,6 +569,7 @@ async function parent(): Promise<void> {
               cpuUtilisation: v.cpuPerWallSecond / (x.threads as number),
               load1Before: r.load1Before,
               load1After: r.load1After,
+              ...(v.kernelTimeShareByOp ? { kernelTimeShareByOp: v.kernelTimeShareByOp } : {}),
             };
             if (engine === 'onnx' || engine === 'onnx-int8') compareToTorch(row, join(work, `emb-${engine}-${batch}.f32`), batch);
             describe(row, r);
@@ -589,10 +628,12 @@ async function parent(): Promise<void> {
     const targets = {
       note: 'ratios of rows measured in the same run; the alternated rows in one process, passes interleaved (perRound: the ratio within each round, whose passes ran back to back)',
       fusedOverTorchExportAtBatch64: ratio(rate('onnx-bare', 64, 'alternated'), rate('ort-torch-export', 64, 'alternated')),
+      clsGraphOverTorchExportAtBatch64: ratio(rate('onnx-cls-bare', 64, 'alternated'), rate('ort-torch-export', 64, 'alternated')),
       encoderOverTorchExportAtBatch64: ratio(rate('onnx', 64, 'alternated'), rate('ort-torch-export', 64, 'alternated')),
       fusedOverStandardAtBatch64: ratio(rate('onnx-bare', 64, 'alternated'), rate('onnx-standard-bare', 64, 'alternated')),
       perRoundAtBatch64: {
         fusedOverTorchExport: perRound('onnx-bare', 'ort-torch-export', 64),
+        clsGraphOverTorchExport: perRound('onnx-cls-bare', 'ort-torch-export', 64),
         encoderOverTorchExport: perRound('onnx', 'ort-torch-export', 64),
         fusedOverStandard: perRound('onnx-bare', 'onnx-standard-bare', 64),
         int8OverFloatEncoder: perRound('onnx-int8', 'onnx', 64),
@@ -618,7 +659,7 @@ async function parent(): Promise<void> {
       commit,
       machine: { host: hostname(), cpu: cpus()[0]?.model, cores: cpus().length, arch: arch(), node: process.version, tfjsCore: tf.version_core, loadavgAtEnd: readFileSync('/proc/loadavg', 'utf8').trim() },
       model: opts.model ? { dir: portableModelRef(opts.model) } : { what: 'random BERT-base, HF initialisation (seed 1234), bert-base-uncased config and tokenizer', parameters: params },
-      workload: { sentences: texts.length, source: 'STS-B test, first pairs, a1 b1 a2 b2 ...', maxLength: MAX_LENGTH, tokens, pooling: 'cls', dtype: 'float32', batching: 'longest first, each batch padded to its longest row', batches, cpuSample, cpuBatches },
+      workload: { sentences: texts.length, source: 'STS-B test, first pairs, a1 b1 a2 b2 ...', maxLength: MAX_LENGTH, tokens, pooling: 'cls', dtype: 'float32', batching: 'longest first, each batch padded to its longest row (our fused graphs take the same batches packed: real tokens only)', batches, cpuSample, cpuBatches },
       method:
         `rows with process "own": each engine x batch in its own process after one warm-up batch (peak RSS = VmHWM / ru_maxrss of that process; torch alternated with ours, batch by batch); ` +
         `rows with process "alternated": every ONNX Runtime variant loaded in one process, ${repeat} rounds of one pass each in an order rotating every round; ` +
