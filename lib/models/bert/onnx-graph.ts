@@ -195,9 +195,10 @@ function transposed(a: Float32Array, rows: number, cols: number): Float32Array {
  *
  * Why these operators and not those of ONNX Runtime's offline transformer optimiser
  * (SkipLayerNormalization, BiasGelu, EmbedLayerNormalization, Attention on the padded input):
- * measured on the 2-core development machine, ONNX Runtime 1.30 (bench/cpu-encode.ts), its CPU
- * SkipLayerNormalization took 5.2% of a forward pass where Add + LayerNormalization take 1.5%,
- * and everything but the GEMMs is under a tenth of the time, so the gains left are GEMM rows not
+ * measured with ONNX Runtime 1.30's profiler on the 2-core development machine, its CPU
+ * SkipLayerNormalization took 5.2% of the kernel time of our earlier graph built from them, where
+ * Add + LayerNormalization take 2.5% of this one (bench/cpu-encode.ts --profile), and everything but
+ * the GEMMs is under a tenth of the time in every graph, so the gains left are GEMM rows not
  * computed: padding (about 5% of the rows of length-sorted batches) and the last layer's. With
  * `quantize: 'int8'` the Gemms become DynamicQuantizeMatMul (int8 weights per column).
  */
