@@ -26,6 +26,7 @@ import { after, before, test } from 'node:test';
 import { initBackend, tf } from '../lib/backend/index.js';
 import { MultiPoolingEmbedder, PooledSentenceEncoder } from '../lib/embed/encoder.js';
 import { chooseInferenceEngine, parseEngineChoice } from '../lib/embed/engines/choose.js';
+import { zeroPaddingSlots } from '../lib/embed/engines/graph-feeds.js';
 import { loadOnnxRuntime, type OrtModule } from '../lib/embed/engines/onnx-runtime.js';
 import type { InferenceSession } from 'onnxruntime-node';
 import { POOLING_STRATEGIES } from '../lib/embed/pooling.js';
@@ -74,14 +75,6 @@ const TEXTS = [
   'two dogs run across the snow',
   'Ünïcödé text, with punctuation!',
 ];
-
-/** [batch·sequence, hidden] states with the padding slots zeroed, as a packed graph returns them. */
-function maskPadding(states: Float32Array, mask: Int32Array): Float32Array {
-  const out = Float32Array.from(states);
-  const hidden = states.length / mask.length;
-  for (let k = 0; k < mask.length; k++) if (!mask[k]) out.fill(0, k * hidden, (k + 1) * hidden);
-  return out;
-}
 
 function maxDiff(a: Float32Array, b: Float32Array): number {
   assert.equal(a.length, b.length);
@@ -298,7 +291,7 @@ test('a corrupt cached graph is rebuilt and named in the log (damaged weights; a
       const o = await engine.run(batch, { hiddenStates: false });
       const want = m.model.forward(batch);
       // the default graph takes packed tokens: its padding slots are zeros, so compare real tokens
-      const d = maxDiff(o.lastHiddenState.dataSync() as Float32Array, maskPadding(want.lastHiddenState.dataSync() as Float32Array, batch.attentionMask));
+      const d = maxDiff(o.lastHiddenState.dataSync() as Float32Array, zeroPaddingSlots(want.lastHiddenState.dataSync() as Float32Array, batch.attentionMask));
       tf.dispose([o.lastHiddenState, want.lastHiddenState, ...(want.poolerOutput ? [want.poolerOutput] : [])]);
       await engine.dispose();
       return d;

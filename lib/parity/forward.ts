@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tf } from '../backend/index.js';
 import { chooseInferenceEngine, type InferenceEngineChoice } from '../embed/engines/choose.js';
+import { zeroPaddingSlots } from '../embed/engines/graph-feeds.js';
 import type { EngineOutput } from '../embed/engines/types.js';
 import { parsePooling, pool, POOLING_STRATEGIES, readsPaddingPositions } from '../embed/pooling.js';
 import { loadModel, type LoadedModel } from '../models/auto.js';
@@ -81,10 +82,7 @@ function maskedGolden(golden: Map<string, TensorEntry>, mask: Int32Array): Map<s
       out.set(key, t);
       continue;
     }
-    const data = Float32Array.from(t.data as ArrayLike<number>);
-    const hidden = data.length / mask.length;
-    for (let k = 0; k < mask.length; k++) if (!mask[k]) data.fill(0, k * hidden, (k + 1) * hidden);
-    out.set(key, { ...t, data });
+    out.set(key, { ...t, data: zeroPaddingSlots(t.data, mask) });
   }
   return out;
 }

@@ -76,6 +76,14 @@ export function unpackStates(rows: Float32Array, p: PackedBatch, slots: number, 
   return out;
 }
 
+/** [batch·sequence, hidden] states with the padding slots zeroed: what a packed graph returns for a padded batch's HF states. */
+export function zeroPaddingSlots(states: ArrayLike<number>, mask: Int32Array): Float32Array {
+  const out = Float32Array.from(states);
+  const hidden = out.length / mask.length;
+  for (let k = 0; k < mask.length; k++) if (!mask[k]) out.fill(0, k * hidden, (k + 1) * hidden);
+  return out;
+}
+
 /** Which exported graph a batch runs on. */
 export interface GraphVariant {
   inputs: OnnxInputLayout;
