@@ -15,8 +15,8 @@
  * data are found and the backend starts. Ctrl-C (or SIGTERM) stops after the current step, writes a
  * checkpoint and exits 130; `--resume --run-dir <dir>` continues exactly.
  */
-import { existsSync, readdirSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { appendFileSync, existsSync, readdirSync, rmSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { initBackend } from '../lib/backend/index.js';
 import { envConfig, locateDataDir, locateSharedDir, type Located } from '../lib/config.js';
 import { isPresetName, presetByName, presetVariables, PRESET_NAMES, type Preset } from '../lib/experiments/presets.js';
@@ -78,6 +78,7 @@ function options(r: Recipe) {
     'checkpoint-every': { type: 'string', value: '<n>', help: 'write a resumable checkpoint every n steps', default: from(c.checkpointEvery ?? 50, 'checkpointEvery') },
     limit: { type: 'string', value: '<n>', help: 'use only the first n training examples', default: "all (the smoke preset's is 256)" },
     'run-dir': { type: 'string', value: '<dir>', help: 'checkpoints and the best model', default: '<results>/<experiment>/runs/<run id>' },
+    'step-log': { type: 'string', value: '<file>', help: 'append one JSON line per finished optimiser step (step, epoch, lr, loss, terms, tokens, seconds) to this file, as the step ends (for plots, and for tools that act on training events)', default: 'none (the progress bar only)' },
     resume: { type: 'boolean', help: 'continue the run in --run-dir from its newest checkpoint (an error when there is none)' },
     'resume-if-possible': { type: 'boolean', help: 'continue when --run-dir has a checkpoint, else start fresh' },
     experiment: { type: 'string', value: '<name>', help: 'the results subfolder', default: 'train-<task>' },
@@ -210,6 +211,8 @@ interface Plan {
   experiment: string;
   runDir: string;
   backend?: string;
+  /** --step-log: where each finished step's JSON line goes. */
+  stepLog?: string;
 }
 
 function plan(v: Values): Plan {
@@ -230,7 +233,8 @@ function plan(v: Values): Plan {
   const runDir = resolve(v['run-dir'] ?? join(resultsDir, experiment, 'runs', newRunId()));
   const backend = v.backend ?? envConfig().backend ?? p.backend;
   const limit = number('limit', v.limit, true) ?? p.preset?.scale.trainExamples;
-  return { v, taskName: t.name, preset: p.preset, recipe: applyFlags(recipe, v), limit, modelId, data, resultsDir, experiment, runDir, backend };
+  const stepLog = v['step-log'] === undefined ? undefined : resolve(v['step-log']);
+  return { v, taskName: t.name, preset: p.preset, recipe: applyFlags(recipe, v), limit, modelId, data, resultsDir, experiment, runDir, backend, stepLog };
 }
 
 async function main(): Promise<number> {
@@ -251,6 +255,7 @@ async function main(): Promise<number> {
   checkWritableDir(pl.resultsDir, 'results', 'choose another with --results or ANGLE_RESULTS_DIR');
   const runDirExisted = existsSync(pl.runDir);
   checkWritableDir(pl.runDir, 'run folder', 'choose another with --run-dir');
+  if (pl.stepLog) checkWritableDir(dirname(pl.stepLog), 'step log folder', 'choose another file with --step-log');
   try {
     return await trainAndReport(pl);
   } catch (e) {
@@ -304,6 +309,8 @@ async function trainAndReport(pl: Plan): Promise<number> {
       reuse: false,
       progress: true,
       signal: stop.signal,
+      // Written synchronously as each step ends, so a reader sees a step the moment it is done.
+      onStep: pl.stepLog ? (log) => appendFileSync(pl.stepLog!, `${JSON.stringify(log)}\n`) : undefined,
       onEval: (e) => console.log(`eval at step ${e.step}: ${Object.entries(e.metrics).map(([k, x]) => `${k} ${(x * 100).toFixed(2)}`).join(', ')} (${e.seconds.toFixed(1)} s)`),
       paperNote:
         'the papers report these tasks for pretrained checkpoints (AnglE Table 3: bert-base-uncased and LLaMA); ' +

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -171,24 +171,33 @@ describe('bad input: one line, the right exit code', { skip, concurrency: false 
 
   test('SIGINT to npm run train stops the training process after a checkpoint (exit 130); --resume finishes the run', async () => {
     const runDir = join(tmp, 'interrupted');
-    const child = spawn('npm', ['run', '--silent', 'train', '--', '--task', 'stsb', '--run-dir', runDir, '--checkpoint-every', '1'], { cwd: repo, env: cleanEnv() });
+    const stepLog = join(tmp, 'interrupted-steps.jsonl');
+    const child = spawn('npm', ['run', '--silent', 'train', '--', '--task', 'stsb', '--run-dir', runDir, '--checkpoint-every', '1', '--step-log', stepLog], { cwd: repo, env: cleanEnv() });
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (err += d));
-    // Interrupt once training is under way (a step has logged progress).
+    const exited = new Promise<number | null>((res) => child.on('close', (c) => res(c)));
+    // Interrupt on an event the trainer emits: the first finished step's line in --step-log (written
+    // as the step ends), not a progress line the bar throttles — on a fast machine the whole run
+    // can end before the bar's first line.
     await new Promise<void>((res, rej) => {
       const t = setTimeout(() => rej(new Error(`training did not start: ${out}${err}`)), 120_000);
       const poll = setInterval(() => {
-        if (/training [1-9]\d*\/24/.test(err)) {
+        if (existsSync(stepLog) && readFileSync(stepLog, 'utf8').includes('\n')) {
           clearInterval(poll);
           clearTimeout(t);
           res();
         }
-      }, 100);
+      }, 20);
+      void exited.then(() => {
+        clearInterval(poll);
+        clearTimeout(t);
+        rej(new Error(`training ended before its first step was logged: ${out}${err}`));
+      });
     });
     child.kill('SIGINT');
-    const code = await new Promise<number | null>((res) => child.on('close', (c) => res(c)));
+    const code = await exited;
     assert.equal(code, 130, out + err);
     assert.match(err, /train: SIGINT: stopping after this step and writing a checkpoint/);
     assert.match(err, /continue with: npm run train -- --task stsb --run-dir .*interrupted --resume/);
@@ -196,8 +205,12 @@ describe('bad input: one line, the right exit code', { skip, concurrency: false 
     // No training process left behind, reparented to init.
     const left = spawnSync('pgrep', ['-f', `--run-dir ${runDir}`], { encoding: 'utf8' }).stdout.trim();
     assert.equal(left, '', `still running: ${left}`);
-    const resumed = npm(['train', '--', '--task', 'stsb', '--run-dir', runDir, '--checkpoint-every', '1', '--resume']);
+    const resumed = npm(['train', '--', '--task', 'stsb', '--run-dir', runDir, '--checkpoint-every', '1', '--resume', '--step-log', stepLog]);
     assert.equal(resumed.code, 0, resumed.err + resumed.out);
     assert.match(resumed.out, /train: 24 steps in .* \(resumed from .*step-\d+\)/);
+    // The step log holds one JSON line per step, across the interruption: 24 distinct steps in all.
+    const steps = readFileSync(stepLog, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { step: number; loss: number });
+    assert.deepEqual([...new Set(steps.map((s) => s.step))].sort((a, b) => a - b), Array.from({ length: 24 }, (_, i) => i));
+    assert.ok(steps.every((s) => Number.isFinite(s.loss)));
   });
 });
