@@ -9,7 +9,9 @@
  *       → otherwise the work runs and writes its record → a run card beside it → one log line.
  *
  * So running a notebook again costs nothing for what already finished, a changed setting (a new
- * key) runs anew beside the old record, and every record has its card.
+ * key) runs anew beside the old record, and every record has its card. Several processes may share
+ * one results folder (`npm run notebooks -- --gpus`, a Slurm array): a run key's work runs under
+ * its lock (./run-lock.ts), so no key runs twice at once.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
@@ -17,6 +19,7 @@ import { join, resolve } from 'node:path';
 import { envConfig } from '../config.js';
 import { loadRun, type LoadedRun } from '../report/results-reader.js';
 import { writeRunCard, type RunCardOptions } from '../report/run-card.js';
+import { acquireRunLock, type RunLockOptions } from './run-lock.js';
 
 /** The key of a run: the first 16 hex digits of the sha256 of its identity as JSON. */
 export function keyOf(identity: unknown): string {
@@ -83,6 +86,8 @@ export interface StoreRequest {
   /** Whether a finished run may stand for this one (default yes); e.g. not when it recorded failures. */
   accept?: (run: LoadedRun) => boolean;
   log?: (line: string) => void;
+  /** How the run key's lock waits (tests: a short poll). */
+  lock?: RunLockOptions;
 }
 
 /** What the work of a run did: the record it wrote, its card, and the log line's ending. */
@@ -126,9 +131,25 @@ export function recordedRun<S extends string, T>(req: StoreRequest, out: RunOutc
   return { key: req.key, status: out.status, run, ...(out.result !== undefined ? { result: out.result } : {}) };
 }
 
-/** A run from the store, or done now; see the file comment. */
+/**
+ * A run from the store, or done now; see the file comment. The work runs under the run key's lock
+ * (./run-lock.ts): a second process asking for the same key waits for the first and then reuses
+ * its record (or, when the first died, takes the lock and resumes from its checkpoint).
+ */
 export async function storedRun<S extends string, T = undefined>(req: StoreRequest, work: (resultsDir: string) => Promise<RunOutcome<S, T>>): Promise<StoredRun<S, T>> {
   const done = reusableRun(req);
   if (done) return { key: req.key, status: 'reused', run: done };
-  return recordedRun(req, await work(resolve(req.resultsDir ?? envConfig().resultsDir)));
+  const resultsDir = resolve(req.resultsDir ?? envConfig().resultsDir);
+  const lock = await acquireRunLock(resultsDir, req.experiment, req.key, req.label, {
+    onWait: (h) => req.log?.(`${req.label}: waiting for pid ${h.pid} on ${h.host}, which has run key ${req.key} since ${h.since}`),
+    ...req.lock,
+  });
+  try {
+    // What the holder we waited for finished is reused (not under force: that asks for a run of our own).
+    const now = reusableRun(req);
+    if (now) return { key: req.key, status: 'reused', run: now };
+    return recordedRun(req, await work(resultsDir));
+  } finally {
+    lock.release();
+  }
 }
