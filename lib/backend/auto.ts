@@ -15,7 +15,7 @@
 import { existsSync } from 'node:fs';
 import { UnavailableError } from '../util/errors.js';
 import { addonPath } from './cuda/addon.js';
-import type { BackendName } from './index.js';
+import type { BackendName } from './names.js';
 
 /** The name initBackend accepts for this choice. */
 export const AUTO_BACKEND = 'auto';

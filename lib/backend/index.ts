@@ -21,8 +21,9 @@ import { AUTO_BACKEND, startAuto } from './auto.js';
 import { registerCpuKernelOverrides, registerWasmKernelAdditions } from './cpu-kernels.js';
 import { registerGradients } from './gradients.js';
 
-export const BACKEND_NAMES = ['cpu', 'wasm', 'cuda', 'tensorflow'] as const;
-export type BackendName = (typeof BACKEND_NAMES)[number];
+import { BACKEND_NAMES, type BackendName } from './names.js';
+
+export { BACKEND_NAMES, type BackendName };
 
 /** What initBackend and ANGLE_BACKEND accept: a backend name, or `auto` (./auto.ts). */
 export type BackendChoice = BackendName | typeof AUTO_BACKEND;

@@ -33,6 +33,7 @@ import { tf } from '../backend/index.js';
 import type { Embeddings } from '../embed/types.js';
 import { InputError } from '../util/errors.js';
 import type { TopK } from './retrieval.js';
+import { insertTopK, ranksBefore } from './top-k.js';
 
 /** A corpus produced chunk by chunk: rows [start, end) on request (each range asked for once, in order). */
 export interface CorpusChunks {
@@ -85,24 +86,6 @@ function checkFinite(e: Embeddings, what: string, offset = 0): void {
       throw new InputError(`chunked search: ${what} row ${offset + Math.floor(i / dim)} has ${data[i]} at dimension ${i % dim} (expected finite embeddings)`);
     }
   }
-}
-
-/** Whether (s, c) ranks before the kept entry (ps, pc); an empty slot (pc < 0) ranks last. */
-function before(s: number, c: number, ps: number, pc: number): boolean {
-  return pc < 0 || s > ps || (s === ps && c < pc);
-}
-
-/** Inserts (s, c) into one query's sorted top-k slice [base, base + k) when it belongs there. */
-function insert(scores: Float64Array, indices: Int32Array, base: number, k: number, s: number, c: number): void {
-  let p = base + k - 1;
-  if (!before(s, c, scores[p], indices[p])) return;
-  while (p > base && before(s, c, scores[p - 1], indices[p - 1])) {
-    scores[p] = scores[p - 1];
-    indices[p] = indices[p - 1];
-    p--;
-  }
-  scores[p] = s;
-  indices[p] = c;
 }
 
 /** Runs `fn` with the cuda backend's matmuls in exact fp32 (other backends: as they are). */
@@ -199,8 +182,8 @@ async function search(
             if (c === ex) continue;
             const s = v[o + r];
             const last = base + k - 1;
-            if (!before(s, c, scores[last], indices[last])) break;
-            insert(scores, indices, base, k, s, c);
+            if (!ranksBefore(s, c, scores[last], indices[last])) break;
+            insertTopK(scores, indices, base, k, s, c);
           }
         }
       }

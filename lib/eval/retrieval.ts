@@ -11,6 +11,7 @@
 import type { EncodeOptions, Embeddings, SentenceEncoder } from '../embed/types.js';
 import { loadFlickr30kCaptions } from '../data/flickr.js';
 import { embedUnique, gatherRows, normalizeRows } from './vectors.js';
+import { insertTopK } from './top-k.js';
 
 export interface TopK {
   k: number;
@@ -33,25 +34,6 @@ export interface SearchOptions {
   matmul?: 'js' | 'tfjs';
   /** Round every score to float32 before ranking (faiss's float32 scores: more ties, broken by index). */
   float32Scores?: boolean;
-}
-
-/** Whether candidate (s, c) ranks before slot (ps, pc); an empty slot (pc < 0) ranks last. */
-function before(s: number, c: number, ps: number, pc: number): boolean {
-  return pc < 0 || s > ps || (s === ps && c < pc);
-}
-
-/** Keeps the running top-k of one query (sorted best first) in slices of the TopK arrays. */
-function pushCandidate(scores: Float64Array, indices: Int32Array, base: number, k: number, s: number, c: number): void {
-  const last = base + k - 1;
-  if (!before(s, c, scores[last], indices[last])) return;
-  let p = last;
-  while (p > base && before(s, c, scores[p - 1], indices[p - 1])) {
-    scores[p] = scores[p - 1];
-    indices[p] = indices[p - 1];
-    p--;
-  }
-  scores[p] = s;
-  indices[p] = c;
 }
 
 /** Dot products of query rows [q0, q1) with corpus rows [c0, c1) into out[(q - q0) * cn + (c - c0)]. */
@@ -168,7 +150,7 @@ export async function searchInnerProduct(queries: Embeddings, corpus: Embeddings
           if (c === ex) continue;
           const s = f32 ? Math.fround(block[o + c - c0]) : block[o + c - c0];
           if (Number.isNaN(s)) continue;
-          pushCandidate(scores, indices, base, k, s, c);
+          insertTopK(scores, indices, base, k, s, c);
         }
       }
     }

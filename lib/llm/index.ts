@@ -26,7 +26,8 @@ export { PROMPTEOL_TEMPLATE, ANGLE_LLAMA_TEMPLATE, promptFor, inContextTemplate,
 export { readDemonstrationsJsonl, readAuthorsIclExamples, readDemonstrationFile, demonstrationsJsonl, writeDemonstrationsJsonl, type DemonstrationCandidate } from './demonstration-set.js';
 export { labelOneWord, oneWordRequests, parseOneWordAnswer, ONE_WORD_REJECT_REASONS, MAX_WORD_CHARS, type OneWordLabel, type OneWordReject, type OneWordRejectReason, type OneWordLabelOptions, type OneWordLabelResult } from './one-word-labels.js';
 export { KeyedFileStore } from './keyed-file-store.js';
-export { ResponseCache, cacheKey, cacheKeyMaterial, canonicalJson, CACHE_FORMAT, type CacheEntry, type CacheKeyMaterial } from './response-cache.js';
+export { ResponseCache, cacheKey, cacheKeyMaterial, CACHE_FORMAT, type CacheEntry, type CacheKeyMaterial } from './response-cache.js';
+export { canonicalJson, JsonEntryCache } from './json-entry-cache.js';
 export { CachedGenerator, type CachedGeneratorOptions } from './cached-generator.js';
 export { completeMany, requestIds, type CompleteManyOptions, type CompleteManyResult, type GenerationFailure } from './complete-many.js';
 export { LocalChatGenerator, plainPrompt, type LocalDecoder, type LocalGeneratorOptions } from './local-generator.js';

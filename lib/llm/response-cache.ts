@@ -9,15 +9,14 @@
  * and parameters share one answer (STS-B train repeats some sentence1 texts).
  *
  * Layout: one file per answer, `<dir>/<key[0:2]>/<key>.json`, written atomically
- * (./keyed-file-store.ts says why: crash-safe, lock-free for concurrent writers, one small read
+ * (./json-entry-cache.ts over ./keyed-file-store.ts, which says why: crash-safe, lock-free for concurrent writers, one small read
  * per lookup). For both prompts over STS-B train's 5,749 texts that is about 11,500 files.
  *
  * A file that cannot be read back as the entry of its key (edited by hand, a foreign file) counts
  * as a miss and is replaced by the next answer; it is never served. Only answers are cached, never
  * failures, so a rerun retries exactly the prompts that failed.
  */
-import { createHash } from 'node:crypto';
-import { KeyedFileStore } from './keyed-file-store.js';
+import { canonicalJson, JsonEntryCache, keyOfMaterial } from './json-entry-cache.js';
 import { stopStrings } from './request.js';
 import type { ChatMessage, ChatRequest, ChatResult } from './types.js';
 
@@ -43,16 +42,6 @@ export interface CacheEntry {
   createdAt: string;
 }
 
-/** JSON with object keys sorted at every level and no whitespace: equal values, equal text. */
-export function canonicalJson(v: unknown): string {
-  if (v === null || typeof v !== 'object') return JSON.stringify(v);
-  if (Array.isArray(v)) return `[${v.map((x) => canonicalJson(x === undefined ? null : x)).join(',')}]`;
-  const entries = Object.entries(v as Record<string, unknown>)
-    .filter(([, x]) => x !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonicalJson(x)}`).join(',')}}`;
-}
-
 /** The key material of a request (its model, or `defaultModel` when it names none). */
 export function cacheKeyMaterial(r: ChatRequest, defaultModel: string): CacheKeyMaterial {
   const params: CacheKeyMaterial['params'] = {};
@@ -67,60 +56,24 @@ export function cacheKeyMaterial(r: ChatRequest, defaultModel: string): CacheKey
 
 /** sha256 (hex) of the canonical JSON of the key material. */
 export function cacheKey(material: CacheKeyMaterial): string {
-  return createHash('sha256').update(canonicalJson(material)).digest('hex');
+  return keyOfMaterial(material);
 }
 
-export class ResponseCache {
-  private readonly store: KeyedFileStore;
-  /** Lookups answered, lookups missed, entries written, unreadable entries met. */
-  readonly stats = { hits: 0, misses: 0, writes: 0, unreadable: 0 };
-
-  constructor(dir: string) {
-    this.store = new KeyedFileStore(dir);
-  }
-
-  get dir(): string {
-    return this.store.dir;
-  }
-
-  pathOf(key: string): string {
-    return this.store.pathOf(key);
-  }
-
+/** The chat-completion answers, one file per key (./json-entry-cache.ts). */
+export class ResponseCache extends JsonEntryCache<CacheEntry> {
   /** The entry of `key`, or undefined (absent, or not a readable entry of this key). */
-  async get(key: string, material?: CacheKeyMaterial): Promise<CacheEntry | undefined> {
-    const text = await this.store.read(key);
-    if (text === undefined) {
-      this.stats.misses++;
-      return undefined;
-    }
-    let entry: CacheEntry | undefined;
-    try {
-      const j = JSON.parse(text) as CacheEntry;
+  get(key: string, material?: CacheKeyMaterial): Promise<CacheEntry | undefined> {
+    return this.lookup(key, (parsed) => {
+      const j = parsed as CacheEntry;
       const ok =
         j.format === CACHE_FORMAT && j.key === key && typeof j.result?.text === 'string' && typeof j.result.usage?.totalTokens === 'number' && (!material || canonicalJson(j.request) === canonicalJson(material));
-      entry = ok ? j : undefined;
-    } catch {
-      entry = undefined;
-    }
-    if (!entry) {
-      this.stats.unreadable++;
-      this.stats.misses++;
-      return undefined;
-    }
-    this.stats.hits++;
-    return entry;
+      return ok ? j : undefined;
+    });
   }
 
   /** Writes an entry atomically (replacing any entry of its key). */
   async put(entry: Omit<CacheEntry, 'format' | 'createdAt'> & { createdAt?: string }): Promise<void> {
     const full: CacheEntry = { format: CACHE_FORMAT, ...entry, createdAt: entry.createdAt ?? new Date().toISOString() };
-    await this.store.write(entry.key, full);
-    this.stats.writes++;
-  }
-
-  /** Every entry's key (a walk of the folder: for reports and tests, not for lookups). */
-  keys(): Promise<string[]> {
-    return this.store.keys();
+    await this.write(entry.key, full);
   }
 }

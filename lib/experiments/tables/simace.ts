@@ -6,20 +6,19 @@
  * holds the recipes.
  */
 import { SENTEVAL_STS_COLUMNS } from '../../eval/senteval-sts-evaluator.js';
+import { SIMACE_FILE } from '../../paper/simace.js';
 import { InputError } from '../../util/errors.js';
 import type { SimpleTable } from '../../util/table.js';
 import { paperCellOf } from '../paper-cell.js';
 import type { Plan, PlanRow } from '../plan.js';
 import { unsupervisedRecipe, type UnsupervisedObjective } from '../recipes/simace.js';
 
-export const SIMACE_PAPER_FILE = '004_1238e3534f087b8a.txt';
-
 /** The eight cells (STS12 … Avg.) of a row of SimACE Table 1 or 14, each filled by the run's SentEval metric. */
 function sentevalCells(table: 1 | 14, row: string, group: string) {
   return SENTEVAL_STS_COLUMNS.map(({ column, metric }) => ({
     column,
     metric: `test_${metric}`,
-    paper: paperCellOf({ paper: 'simace', table, row, column, group, file: SIMACE_PAPER_FILE }),
+    paper: paperCellOf({ paper: 'simace', table, row, column, group, file: SIMACE_FILE }),
   }));
 }
 
