@@ -15,6 +15,7 @@ export { TASK_NAMES, task, allTasks, loadTaskData, type TaskName, type TaskDefin
 export { PRESETS, PRESET_NAMES, PAPER_MODEL, PAPER_LLM_MODEL, presetTable, presetByName, isPresetName, seedsFor, type Preset, type PresetName, type RunScale } from './presets.js';
 export * from './recipes/index.js';
 export { applyOverrides, PARAMETER_CELL, type RecipeOverrides } from './overrides.js';
+export { applyTableOverrides, type TableOverrides } from './row-overrides.js';
 export { Plan, type PlanRow, type PlanCell, type PlanOptions, type PlannedRun, type LiveHooks } from './plan.js';
 export { runRecipe, type RunRecipeOptions, type RecipeRun } from './run-recipe.js';
 export { paperCellOf } from './paper-cell.js';

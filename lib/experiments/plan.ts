@@ -19,12 +19,14 @@
  *
  * How a recipe runs: shrunk to the preset's scale (./recipes/recipe.ts `scaleRecipe`), then the
  * parameter cell's overrides merged in key by key (./overrides.ts; `decoderOverrides` for rows that
- * train a decoder's adapters), each overridden value marked "override (parameter cell)". A recipe
+ * train a decoder's adapters), each overridden value marked "override (parameter cell)". A value
+ * applies to the rows whose recipes have its key; the others' recipe tables say why not, and a
+ * row's label scopes a value to that row (./row-overrides.ts). A recipe
  * with an evaluation after training (AnglE Table 2) has its selected weights scored on the STS
  * suite (./trained-evaluation.ts), and that record fills the row's cells.
  */
 import { existsSync, mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { activeBackend } from '../backend/index.js';
 import { envConfig } from '../config.js';
 import { ensureDataset } from '../data/ensure.js';
@@ -38,6 +40,7 @@ import { InputError, UnavailableError } from '../util/errors.js';
 import type { SimpleTable } from '../util/table.js';
 import { estimateCost } from './cost.js';
 import { applyOverrides, flattenSettings, PARAMETER_CELL, sourceOf, type RecipeOverrides } from './overrides.js';
+import { applyTableOverrides, type RowOverrides, type TableOverrides } from './row-overrides.js';
 import { presetByName, type RunScale } from './presets.js';
 import { scaleRecipe, type Recipe } from './recipes/recipe.js';
 import { runRecipe, type RecipeRun } from './run-recipe.js';
@@ -50,6 +53,7 @@ import { promptFor } from '../embed/prompt-encoder.js';
 import { rehearsalModel, type RehearsalModelSpec } from './rehearsal/models.js';
 import { failedRehearsal, rehearseTraining } from './rehearsal/train.js';
 import { rehearsalTable, writeRehearsalRows, type RehearsalRow } from './rehearsal/summary.js';
+import { appendListedRuns, PLAN_ONLY_VARIABLE, planRunKey, planSelection, PlanWorkerStop, readPlanRunMarker, writePlanRunMarker, type ListedRun } from './plan-workers.js';
 
 /** One cell of the paper table a row's run fills. */
 export interface PlanCell {
@@ -95,8 +99,12 @@ export interface PlanOptions {
   /** The preset whose run size applies ('smoke', 'paper', ...); none: the recipes' own size. */
   preset?: string;
   seeds: readonly number[];
-  /** The parameter cell's overrides of every row's recipe (./overrides.ts). */
-  overrides?: RecipeOverrides;
+  /**
+   * The parameter cell's overrides (./row-overrides.ts): each value applies to the rows whose
+   * recipes have its key (the recipe tables of the others say why not); a row's label as a key
+   * scopes its settings to that row.
+   */
+  overrides?: TableOverrides;
   /** Overrides of the rows that train a decoder's adapters, applied after `overrides`. */
   decoderOverrides?: RecipeOverrides;
   /** Training data by key, or why it is missing (a sentence): rows name it in `data`. */
@@ -178,7 +186,16 @@ export class Plan {
     readonly rows: readonly PlanRow[],
     readonly o: PlanOptions,
     private readonly rowData: Map<PlanRow, RowData>,
-  ) {}
+  ) {
+    // Every row's recipe with the overrides applied, once: an override that applies to no row throws here, in the plan's cell.
+    const runnable = rows.filter((r) => r.recipe);
+    const scale = scaleOf(o.preset);
+    const applied = applyTableOverrides(runnable.map((r) => ({ label: r.row, recipe: scaleRecipe(rowData.get(r)?.standInRecipe ?? r.recipe!, scale) })), o.overrides);
+    runnable.forEach((r, i) => this.overridden.set(r, applied[i]!));
+  }
+
+  /** Each runnable row's recipe with the parameter cell's overrides, and what of them did not apply to it. */
+  private readonly overridden = new Map<PlanRow, RowOverrides>();
 
   /** Loads (and, where allowed, downloads) the data of every row, once per data set. */
   static async create(rows: readonly PlanRow[], o: PlanOptions): Promise<Plan> {
@@ -243,11 +260,15 @@ export class Plan {
 
   /** A row's recipe as it will run: its stand-in where that stood in, shrunk to the preset's size, with the overrides applied. */
   recipeOf(row: PlanRow): Recipe | undefined {
-    const base = this.rowData.get(row)?.standInRecipe ?? row.recipe;
-    if (!base) return undefined;
-    let r = applyOverrides(scaleRecipe(base, scaleOf(this.o.preset)), this.o.overrides, PARAMETER_CELL);
+    let r = this.overridden.get(row)?.recipe;
+    if (!r) return undefined;
     if (r.lora) r = applyOverrides(r, this.o.decoderOverrides, PARAMETER_CELL);
     return r;
+  }
+
+  /** The override values that did not apply to a row's recipe, and why (its key is not a setting of that recipe). */
+  notAppliedOf(row: PlanRow): ReadonlyArray<{ key: string; why: string }> {
+    return this.overridden.get(row)?.notApplied ?? [];
   }
 
   /** Why a row will not run here, or undefined when it will. */
@@ -292,7 +313,11 @@ export class Plan {
     const model = this.modelOf(row!);
     rows.unshift(['model', model, model === this.o.model ? 'MODEL (parameter cell)' : "the row's own model"]);
     const standIn = this.standInOf(row!);
-    const notes = [...(standIn ? [`⚠ STAND-IN: ${standIn} — not the paper's data`] : []), ...(r.deviations ?? []).map((d) => `differs from the authors' run: ${d}`)];
+    const notes = [
+      ...(standIn ? [`⚠ STAND-IN: ${standIn} — not the paper's data`] : []),
+      ...(r.deviations ?? []).map((d) => `differs from the authors' run: ${d}`),
+      ...this.notAppliedOf(row!).map((n) => `override ${n.key} not applied to ${row!.row}: ${n.why}`),
+    ];
     return { caption: `${r.name}: ${r.title}`, columns: ['setting', 'value', 'source'], rows, ...(notes.length ? { notes } : {}) };
   }
 
@@ -327,6 +352,8 @@ export class Plan {
    */
   async costTable(): Promise<SimpleTable> {
     const rows: SimpleTable['rows'] = [];
+    // A worker lists or runs some of the runs (./plan-workers.ts): two measured steps a row would only delay it.
+    if (planSelection()) return { caption: 'Cost: not estimated in a worker (the runs are spread over workers)', columns: ['row', 'steps', 'tokens', 's / step', 'estimated'], rows };
     let total = 0;
     const seen = new Map<string, string>();
     for (const row of this.rows) {
@@ -366,6 +393,11 @@ export class Plan {
     mkdirSync(join(resolve(this.o.resultsDir ?? envConfig().resultsDir), this.o.experiment), { recursive: true });
     if (this.o.preset === 'rehearsal') return this.rehearse(opts.log);
     this.runs.length = 0;
+    // A worker lists the plan's runs or runs some of them, then stops the notebook (./plan-workers.ts).
+    const selection = planSelection();
+    const listed = new Map<string, ListedRun>();
+    const matched = new Set<string>();
+    const resultsDir = resolve(this.o.resultsDir ?? envConfig().resultsDir);
     // A recipe that fills several rows (one per paper version, a sweep's own setting) runs once.
     const done = new Map<string, PlannedRun>();
     for (const row of this.rows) {
@@ -381,6 +413,13 @@ export class Plan {
           this.runs.push({ ...same, row });
           continue;
         }
+        const planKey = planRunKey(this.o.experiment, this.runIdentity(row, recipe), seed);
+        if (selection && 'list' in selection) {
+          if (!listed.has(planKey)) listed.set(planKey, { experiment: this.o.experiment, key: planKey, label: `${this.rowLabel(row)} (seed ${seed})`, finished: readPlanRunMarker(resultsDir, this.o.experiment, planKey) !== undefined });
+          continue;
+        }
+        if (selection && !selection.only.has(planKey)) continue;
+        matched.add(planKey);
         const d = this.rowData.get(row)!;
         const paper = this.paperOf(row);
         const details = {
@@ -439,9 +478,30 @@ export class Plan {
         }
         this.runs.push(planned);
         done.set(`${this.runIdentity(row, recipe)}\u0000${seed}`, planned);
+        if (!planned.evaluationSkipped) this.markFinished(resultsDir, planKey, `${this.rowLabel(row)} (seed ${seed})`, planned);
       }
     }
+    if (selection && 'list' in selection) {
+      appendListedRuns(selection.list, [...listed.values()]);
+      throw new PlanWorkerStop(`listed ${listed.size} run(s) of ${this.o.experiment} for the workers (${[...listed.values()].filter((r) => r.finished).length} finished already)`);
+    }
+    if (selection) {
+      const unknown = [...selection.only].filter((k) => !matched.has(k));
+      if (unknown.length > 0) {
+        const keys = [...new Set(this.rows.flatMap((row) => { const r = this.recipeOf(row); return r && !this.blocked(row) ? this.o.seeds.map((seed) => planRunKey(this.o.experiment, this.runIdentity(row, r), seed)) : []; }))];
+        throw new InputError(`${PLAN_ONLY_VARIABLE}: no run of ${this.o.experiment}'s plan has the key ${unknown.join(', ')}; its keys: ${keys.join(', ') || 'none (no row can run here)'}`);
+      }
+      const ran = this.runs.filter((r) => r.run || r.skipped);
+      throw new PlanWorkerStop(`ran ${ran.length} run(s) of ${this.o.experiment}: ${ran.map((r) => `${this.rowLabel(r.row)} (seed ${r.seed}) ${r.run ? r.run.status : `skipped: ${r.skipped}`}`).join('; ')}`);
+    }
     return this.runs;
+  }
+
+  /** The marker of a finished plan run (./plan-workers.ts): its records, and where it ran. */
+  private markFinished(resultsDir: string, key: string, label: string, r: PlannedRun): void {
+    const dir = join(resultsDir, this.o.experiment);
+    const ref = (s: { status: string; run: LoadedRun }) => ({ runId: s.run.record.runId, file: relative(dir, s.run.file), status: s.status });
+    writePlanRunMarker(resultsDir, this.o.experiment, { key, label, training: ref(r.run!), ...(r.evaluation ? { evaluation: ref(r.evaluation) } : {}) });
   }
 
   /** A row's name, with its paper file's number (000 of 000_c0fdd0968b088fcd.txt) where the plan's rows come from more than one. */

@@ -1,7 +1,8 @@
 /**
  * The first cell of every notebook, once: the run's settings (./settings.ts: preset, model, decoder,
  * data, backend, results) shown as a table, and the backend started (`auto`, the paper preset's,
- * says which one it chose and why). The paper preset on a CPU backend gets one line on stderr
+ * says which one it chose and why), and errors about the researcher's input printed as one line
+ * (./readable-errors.ts). The paper preset on a CPU backend gets one line on stderr
  * saying that training BERT-base there is infeasible and what to do (./paper-backend-warning.ts).
  *
  *   import * as angle from "../dist/index.js";
@@ -10,6 +11,7 @@
 import { initBackend, type BackendInfo } from '../backend/index.js';
 import { showTable } from './display.js';
 import { paperBackendWarning } from './paper-backend-warning.js';
+import { readableErrors } from './readable-errors.js';
 import { notebookSettings, settingsTable, type NotebookSettings } from './settings.js';
 
 export interface NotebookSetup {
@@ -19,6 +21,8 @@ export interface NotebookSetup {
 
 /** Reads the settings, shows them, starts their backend. */
 export async function setup(env: NodeJS.ProcessEnv = process.env): Promise<NotebookSetup> {
+  // From here on a bad setting in any cell prints as one line, not a stack trace.
+  readableErrors();
   const settings = notebookSettings(env);
   showTable(settingsTable(settings));
   const backend = await initBackend(settings.backend);
