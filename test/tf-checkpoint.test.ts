@@ -6,8 +6,10 @@
  * with restart points and shared key prefixes, snappy-compressed blocks; each corruption gives one
  * line naming the tensor or block and the file. The golden RAN set's weights, written as a bundle
  * under their checkpoint names (folder, stored zip, deflated zip in a subfolder), read back
- * bit-identical. No TensorFlow-written bundle is vendored: none small enough with a clear licence
- * was found (see the report of issue 37).
+ * bit-identical. Two bundles TensorFlow itself wrote (1.12 and 2.14, from tensorflow/serving's test
+ * data, Apache-2.0: fixtures/tf-bundles/README.md) read with the values their generator assigns, and
+ * the writer reproduces the 1.12 index byte for byte, so the writer follows the format TensorFlow
+ * writes, not only our reading of it.
  */
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
@@ -18,6 +20,7 @@ import { test, type TestContext } from 'node:test';
 import { crc32c, maskCrc32c, unmaskCrc32c } from '../lib/util/crc32c.js';
 import { InputError } from '../lib/util/errors.js';
 import { openSafetensors } from '../lib/models/safetensors.js';
+import { decodeBundleEntry } from '../lib/models/ran/bundle-protos.js';
 import { snappyDecompress } from '../lib/models/ran/snappy.js';
 import { readTableEntries } from '../lib/models/ran/sstable.js';
 import { readTfCheckpoint, type TfTensorData } from '../lib/models/ran/tf-checkpoint.js';
@@ -28,7 +31,7 @@ import {
   ranVariableName,
   readRanCheckpointTensors,
 } from '../lib/models/ran/variable-mapping.js';
-import { buildTable, bytesOf, DT, snappyCompress, writeTfBundle, zipBytes, type BundleTensor } from './helpers/tf-bundle-writer.js';
+import { buildTable, bytesOf, DT, entryProto, headerProto, snappyCompress, writeTfBundle, zipBytes, type BundleTensor } from './helpers/tf-bundle-writer.js';
 
 import { SHARED_DIR } from './helpers/env.js';
 
@@ -291,6 +294,71 @@ test('checkpoint folder choice: the checkpoint state file picks among several; a
   for (const path of [join(dir, 'run'), dir]) {
     const c = readTfCheckpoint(path);
     assert.deepEqual(values(c.tensor('w').data), [-1, -0.75]);
+    c.close();
+  }
+});
+
+const FIXTURES = join(import.meta.dirname, 'fixtures', 'tf-bundles');
+
+test('bundles TensorFlow wrote (1.12 Saver, 2.14 object-based with a snappy data block) read with their values; our writer reproduces the 1.12 index byte for byte', () => {
+  // Values from saved_model_half_plus_two.py (tensorflow/serving), see fixtures/tf-bundles/README.md.
+  const tf1 = readTfCheckpoint(join(FIXTURES, 'half_plus_two_mkl_tf1.12'));
+  try {
+    assert.deepEqual(tf1.names(), ['a', 'b', 'c', 'conv2d/bias', 'conv2d/kernel', 'conv2d_1/bias', 'conv2d_1/kernel', 'conv2d_2/bias', 'conv2d_2/kernel']);
+    assert.deepEqual([0.5, 2, 3], ['a', 'b', 'c'].map((n) => tf1.tensor(n).data[0]));
+    assert.deepEqual(tf1.tensor('a').shape, []);
+    for (const l of ['conv2d', 'conv2d_1', 'conv2d_2']) {
+      assert.deepEqual(values(tf1.tensor(`${l}/bias`).data), [0]); // Keras zeros initializer
+      const k = tf1.tensor(`${l}/kernel`);
+      assert.deepEqual(k.shape, [1, 1, 1, 1]);
+      const v = Number(k.data[0]);
+      assert.ok(v !== 0 && Math.abs(v) <= Math.sqrt(3), `${l}/kernel ${v}: Glorot-uniform with fan_in = fan_out = 1`);
+    }
+    assert.equal(tf1.header.producer, 1);
+  } finally {
+    tf1.close();
+  }
+  const index12 = join(FIXTURES, 'half_plus_two_mkl_tf1.12', 'variables.index');
+  const tfBytes = readFileSync(index12);
+  const tfEntries = readTableEntries(tfBytes, index12);
+  assert.deepEqual(Buffer.from(buildTable(tfEntries)), tfBytes);
+  // ... and its header and entry protos, field for field.
+  assert.deepEqual(headerProto(1), new Uint8Array(tfEntries[0].value));
+  for (const { value } of tfEntries.slice(1)) {
+    const e = decodeBundleEntry(value);
+    assert.deepEqual(entryProto({ dtype: e.dtypeCode, shape: e.shape, shard: e.shardId, offset: e.offset, size: e.size, crc: unmaskCrc32c(e.maskedCrc32c) }), new Uint8Array(value));
+  }
+
+  const stats = { dataBlocks: 0, snappyBlocks: 0 };
+  const index214 = join(FIXTURES, 'half_plus_two_tf2.14', 'variables.index');
+  readTableEntries(readFileSync(index214), index214, stats);
+  assert.deepEqual(stats, { dataBlocks: 1, snappyBlocks: 1 }, 'TF 2.14 stores its data block snappy-compressed (the small index block stays raw)');
+  const tf2 = readTfCheckpoint(join(FIXTURES, 'half_plus_two_tf2.14', 'variables'));
+  try {
+    assert.deepEqual(tf2.names(), ['_CHECKPOINTABLE_OBJECT_GRAPH', 'a/.ATTRIBUTES/VARIABLE_VALUE', 'b/.ATTRIBUTES/VARIABLE_VALUE', 'c/.ATTRIBUTES/VARIABLE_VALUE']);
+    assert.deepEqual([...tf2.tensors()].map((t) => [t.name, t.dtype, t.data[0]]), [
+      ['a/.ATTRIBUTES/VARIABLE_VALUE', 'float32', 0.5],
+      ['b/.ATTRIBUTES/VARIABLE_VALUE', 'float32', 2],
+      ['c/.ATTRIBUTES/VARIABLE_VALUE', 'float32', 3],
+    ]);
+    assert.deepEqual(tf2.info('_CHECKPOINTABLE_OBJECT_GRAPH'), { name: '_CHECKPOINTABLE_OBJECT_GRAPH', dtype: 'string', numeric: false, shape: [], shardId: 0, offset: 12, size: 619 });
+  } finally {
+    tf2.close();
+  }
+});
+
+test('a TensorFlow-written bundle with one data byte changed fails its CRC on that tensor', (t) => {
+  const dir = tempDir(t);
+  for (const f of ['variables.index', 'variables.data-00000-of-00001']) copyFileSync(join(FIXTURES, 'half_plus_two_mkl_tf1.12', f), join(dir, f));
+  const data = join(dir, 'variables.data-00000-of-00001');
+  const bytes = readFileSync(data);
+  bytes[4 + 3] ^= 0x01; // the sign bit's byte of 'b' (offset 4)
+  writeFileSync(data, bytes);
+  const c = readTfCheckpoint(dir);
+  try {
+    assert.equal(c.tensor('a').data[0], 0.5);
+    throwsOneLine(() => c.tensor('b'), /tensor 'b' \(4 bytes at offset 4\) fails its checksum/, data);
+  } finally {
     c.close();
   }
 });

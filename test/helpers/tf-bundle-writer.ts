@@ -6,8 +6,10 @@
  *   prefix-compressed entries with a restart point every `restartInterval` entries, cut when a
  *   block passes `blockSize` bytes; an empty metaindex block; an index block (restart interval 1,
  *   as LevelDB's) keyed by the shortest separator between blocks; each block followed by its
- *   compression byte and masked CRC-32C; the 48-byte footer with the magic number. Blocks may be
- *   snappy-compressed by the small greedy encoder below (TensorFlow 1.0/1.1 wrote them so).
+ *   compression byte and masked CRC-32C; the 48-byte footer with the magic number. Uncompressed,
+ *   with LevelDB's defaults, it writes the index of test/fixtures/tf-bundles' TensorFlow 1.12
+ *   bundle byte for byte (a test checks). Blocks may be snappy-compressed by the small greedy
+ *   encoder below (TensorFlow 2.14 compresses them, with real snappy: other bytes, same format).
  * - the empty key holds the BundleHeaderProto, every tensor's name a BundleEntryProto
  *   (tensorflow/core/protobuf/tensor_bundle.proto field numbers, encoded by hand).
  * - the data shards hold each tensor's little-endian bytes; string tensors as tensor_bundle.cc's
@@ -66,12 +68,12 @@ const fieldVarint = (n: number, v: number | bigint) => [...varint((n << 3) | 0),
 const fieldBytes = (n: number, b: ArrayLike<number>) => [...varint((n << 3) | 2), ...varint(b.length), ...Array.from(b)];
 const fieldFixed32 = (n: number, v: number) => [...varint((n << 3) | 5), v & 0xff, (v >>> 8) & 0xff, (v >>> 16) & 0xff, (v >>> 24) & 0xff];
 
-function headerProto(numShards: number, h: BundleOptions['header'] = {}): Uint8Array {
+export function headerProto(numShards: number, h: BundleOptions['header'] = {}): Uint8Array {
   const version = [...fieldVarint(1, h.producer ?? 1), ...(h.minConsumer ? fieldVarint(2, h.minConsumer) : [])];
   return Uint8Array.from([...fieldVarint(1, numShards), ...(h.endianness ? fieldVarint(2, h.endianness) : []), ...fieldBytes(3, version)]);
 }
 
-function entryProto(e: { dtype: number; shape: number[]; shard: number; offset: number; size: number; crc: number }): Uint8Array {
+export function entryProto(e: { dtype: number; shape: number[]; shard: number; offset: number; size: number; crc: number }): Uint8Array {
   const shape = e.shape.flatMap((d) => fieldBytes(2, fieldVarint(1, d)));
   // proto3 omits zero-valued scalars, as TensorFlow's serializer does.
   return Uint8Array.from([
@@ -131,6 +133,18 @@ function shortestSeparator(a: Uint8Array, b: Uint8Array): Uint8Array {
     const s = a.slice(0, i + 1);
     s[i]++;
     return s;
+  }
+  return a;
+}
+
+/** LevelDB's BytewiseComparator::FindShortSuccessor: a short key >= a (the last block's index key). */
+function shortSuccessor(a: Uint8Array): Uint8Array {
+  for (let i = 0; i < a.length; i++) {
+    if (a[i] !== 0xff) {
+      const s = a.slice(0, i + 1);
+      s[i]++;
+      return s;
+    }
   }
   return a;
 }
@@ -258,7 +272,7 @@ export function buildTable(entries: Array<{ key: Uint8Array; value: Uint8Array }
   }
   if (block.entries > 0) countBlock(block);
   if (block.entries > 0) pending = writeBlock(block.finish(), true);
-  if (pending) index.add(lastKey!, Uint8Array.from([...varint(pending.offset), ...varint(pending.size)]));
+  if (pending) index.add(shortSuccessor(lastKey!), Uint8Array.from([...varint(pending.offset), ...varint(pending.size)]));
   const meta = writeBlock(new BlockBuilder(16).finish(), true);
   const idx = writeBlock(index.finish(), true);
   const footer = new Uint8Array(48);

@@ -1,8 +1,9 @@
 /**
  * Snappy decompression (the raw block format of google/snappy's format_description.txt), for the
- * LevelDB table blocks a TensorFlow 1.0/1.1 tensor bundle may hold: TensorFlow wrote its `.index`
- * tables snappy-compressed in those releases and uncompressed since 1.2, so a reader of old
- * checkpoints needs the decoder, never the encoder.
+ * LevelDB table blocks of a tensor bundle's `.index`: whether TensorFlow compresses them has
+ * changed between releases (tensor_bundle.cc's TableBuilderOptions; the TF 1.12 bundle in
+ * test/fixtures/tf-bundles has uncompressed blocks, the TF 2.14 one snappy blocks), so a reader
+ * needs the decoder, never the encoder.
  *
  * Format: a varint32 giving the uncompressed length, then elements, each a tag byte whose low two
  * bits say what follows:

@@ -79,8 +79,15 @@ export function keyText(key: Uint8Array): string {
   return JSON.stringify(new TextDecoder('utf-8').decode(key));
 }
 
+/** What a read found, for diagnostics and tests. */
+export interface TableReadStats {
+  dataBlocks: number;
+  /** Data and index blocks stored snappy-compressed. */
+  snappyBlocks: number;
+}
+
 /** Every entry of the table in `bytes` (the whole `.index` file), in key order. */
-export function readTableEntries(bytes: Uint8Array, file: string): TableEntry[] {
+export function readTableEntries(bytes: Uint8Array, file: string, stats?: TableReadStats): TableEntry[] {
   const fail = (msg: string) => new InputError(`corrupt tensor-bundle index (LevelDB table): ${msg}`, { file });
   if (bytes.byteLength < FOOTER_BYTES) throw fail(`the file has ${bytes.byteLength} bytes, fewer than the ${FOOTER_BYTES}-byte footer (truncated?)`);
   const footerAt = bytes.byteLength - FOOTER_BYTES;
@@ -96,14 +103,15 @@ export function readTableEntries(bytes: Uint8Array, file: string): TableEntry[] 
   };
   handle('metaindex'); // holds only filter-policy names, which a full scan does not need
   const indexHandle = handle('index block');
-  const index = readBlock(bytes, indexHandle, footerAt, 'the index block', fail);
+  const index = readBlock(bytes, indexHandle, footerAt, 'the index block', fail, stats);
   const out: TableEntry[] = [];
   let previous: Uint8Array | undefined;
   for (const [i, ie] of blockEntries(index, 'the index block', fail).entries()) {
     const c = new Cursor(ie.value, 0, fail);
     const h = { offset: c.varint(`index entry ${i}'s block offset`, 64), size: c.varint(`index entry ${i}'s block size`, 64) };
     const what = `data block ${i} (bytes ${h.offset}..${h.offset + h.size})`;
-    const entries = blockEntries(readBlock(bytes, h, footerAt, what, fail), what, fail);
+    const entries = blockEntries(readBlock(bytes, h, footerAt, what, fail, stats), what, fail);
+    if (stats) stats.dataBlocks++;
     for (const e of entries) {
       if (previous && compareBytes(previous, e.key) >= 0) throw fail(`${what}: key ${keyText(e.key)} does not sort after ${keyText(previous)}`);
       if (compareBytes(e.key, ie.key) > 0) throw fail(`${what}: key ${keyText(e.key)} sorts after the index's separator ${keyText(ie.key)}`);
@@ -115,7 +123,7 @@ export function readTableEntries(bytes: Uint8Array, file: string): TableEntry[] 
 }
 
 /** A block's contents after its checksum is verified and it is decompressed. */
-function readBlock(bytes: Uint8Array, h: BlockHandle, limit: number, what: string, fail: (m: string) => InputError): Uint8Array {
+function readBlock(bytes: Uint8Array, h: BlockHandle, limit: number, what: string, fail: (m: string) => InputError, stats?: TableReadStats): Uint8Array {
   if (h.offset + h.size + BLOCK_TRAILER_BYTES > limit) {
     throw fail(`${what} (bytes ${h.offset}..${h.offset + h.size} + ${BLOCK_TRAILER_BYTES}-byte trailer) runs past the table's data, which ends at byte ${limit}`);
   }
@@ -128,6 +136,7 @@ function readBlock(bytes: Uint8Array, h: BlockHandle, limit: number, what: strin
   }
   if (type === COMPRESSION_NONE) return stored;
   if (type === COMPRESSION_SNAPPY) {
+    if (stats) stats.snappyBlocks++;
     try {
       return snappyDecompress(stored);
     } catch (e) {
