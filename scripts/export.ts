@@ -16,8 +16,9 @@
  * folder with its record and provenance, and AnglE's citation; and, where evaluations wrote them,
  * the MTEB result files under mteb/ (scripts/export/card.ts checks each against its record).
  *
- * A run is its folder results/<experiment>/runs/<key>/ (or its best/ subfolder) or its record
- * results/<experiment>/<run-id>.json; the weights exported are its best dev checkpoint. Every
+ * A run is its record results/<experiment>/<run-id>.json (what `npm run train` prints) or its
+ * folder results/<experiment>/runs/<run id or key>/ (or its best/ subfolder); the weights exported
+ * are its best dev checkpoint. Every
  * argument is checked before any model is loaded. Exit: 0 written, 2 usage or input error, 3 a
  * resource missing.
  */
@@ -43,7 +44,7 @@ import { evaluationsOf, localModelRef, runSource, type RunSource } from './expor
 import { EXIT, helpText, parseOptions, runCommand, UsageError, validateArguments, type OptionSpecs } from './cli/command.js';
 
 const OPTIONS = {
-  run: { type: 'string', value: '<dir|record>', help: 'a trained run: results/<experiment>/runs/<key>/ (or its best/), or its record results/<experiment>/<run-id>.json; exports its best dev checkpoint' },
+  run: { type: 'string', value: '<dir|record>', help: "a trained run: its record results/<experiment>/<run-id>.json (what `npm run train` prints), or its run folder results/<experiment>/runs/<run id or key>/ (or its best/); `project:…` paths as records write them too; exports its best dev checkpoint" },
   model: { type: 'string', value: '<dir|id>', help: 'any model instead: a local model directory (HF or sentence-transformers folder) or a Hub id' },
   out: { type: 'string', value: '<dir>', help: 'the folder to write (refused when it exists and is not empty, unless --overwrite)' },
   pooling: { type: 'string', value: '<name>', help: `the pooling the folder computes: ${POOLING_STRATEGIES.join(', ')} (batch-dependent ones are refused)`, default: "a run's recorded pooling; required with --model" },
@@ -91,6 +92,12 @@ function checkPooling(p: string): Pooling {
 function plan(argv: string[]): Plan | undefined {
   const { values: v } = parseOptions(OPTIONS, argv);
   if (v.help) return undefined;
+  // Paths as records and model cards write them (`project:results/…`, `shared:golden/…`) are taken
+  // as given, so the card's "how made" command runs as written from the project.
+  for (const k of ['run', 'model', 'results', 'base-model'] as const) {
+    const given = v[k];
+    if (typeof given === 'string' && /^(shared|project):/.test(given)) v[k] = localModelRef(given);
+  }
   if ((v.run === undefined) === (v.model === undefined)) throw new UsageError('give what to export: --run <run dir|record.json> or --model <dir|hub id> (one of them)');
   if (!v.out) throw new UsageError('--out <dir> is required: the folder to write');
   const out = resolve(v.out);

@@ -16,7 +16,7 @@
  * checkpoint and exits 130; `--resume --run-dir <dir>` continues exactly.
  */
 import { appendFileSync, existsSync, readdirSync, rmSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { initBackend } from '../lib/backend/index.js';
 import { envConfig, locateDataDir, locateSharedDir, type Located } from '../lib/config.js';
 import { isPresetName, presetByName, presetVariables, PRESET_NAMES, type Preset } from '../lib/experiments/presets.js';
@@ -315,7 +315,8 @@ async function trainAndReport(pl: Plan): Promise<number> {
       paperNote:
         'the papers report these tasks for pretrained checkpoints (AnglE Table 3: bert-base-uncased and LLaMA); ' +
         'the notebooks compare with their numbers, and a randomly initialised model has no paper cell',
-      details: { preset: pl.preset?.name ?? null },
+      // The run folder is named by the run id, not by the key runRecipe records: the record names it, so `export --run` finds the weights.
+      details: { preset: pl.preset?.name ?? null, runDir: portablePath(runDir) },
     });
   } catch (e) {
     if (!(e instanceof RunInterrupted)) throw e;
@@ -328,7 +329,14 @@ async function trainAndReport(pl: Plan): Promise<number> {
   console.log(`  dev (${taskData.dev.name}) Spearman x100: final ${pct(result.final?.spearman)}, best ${pct(result.best?.value)} at step ${result.best?.step ?? 'n/a'}`);
   console.log(`  test (${taskData.test.name}) Spearman x100: ${pct(result.test?.metrics.spearman)} with ${result.test?.weights ?? 'n/a'}`);
   console.log(`  results: ${run.run.file}`);
+  console.log(`  export: npm run export -- --run ${relativeOrAbsolute(run.run.file)} --out <dir> [--onnx]`);
   return EXIT.ok;
+}
+
+/** `path` relative to the working directory when it lies below it (what a user pastes), else absolute. */
+function relativeOrAbsolute(path: string): string {
+  const r = relative(process.cwd(), path);
+  return r && !r.startsWith('..') && !isAbsolute(r) ? r : path;
 }
 
 process.on('unhandledRejection', (e) => process.exit(reportError('train', e)));

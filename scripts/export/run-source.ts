@@ -1,8 +1,9 @@
 /**
  * What `npm run export` exports, found from what was given: a trained run (its run directory
  * `results/<experiment>/runs/<key>/`, or its record `results/<experiment>/<run-id>.json`) or a
- * model directory / Hub id. For a run: its record (the one whose `details.runKey` is the key; the
- * newest when a forced rerun wrote several), the results folder above it, the best checkpoint
+ * model directory / Hub id. For a run: its record (the one whose `details.runKey` is the key, or
+ * whose `details.runDir` is the folder: `npm run train` names its folder by the run id and records
+ * it there; the newest when a forced rerun wrote several), the results folder above it, the best checkpoint
  * (`<runDir>/best`, with `best.json`) and whether it holds the whole model or only adapters.
  *
  * Also: the records of this results folder that evaluated given weights (an STS-suite evaluation
@@ -35,9 +36,32 @@ function isDir(p: string): boolean {
   return existsSync(p) && statSync(p).isDirectory();
 }
 
-/** The run that `given` (a run directory or a record file) names; see the file comment. */
+/** The run folder a record names: `details.runDir` (`npm run train`'s, by run id), else runs/<runKey>; the first that exists. */
+function recordedRunDir(run: LoadedRun, resultsDir: string, experiment: string, key: string): { dir?: string; tried: string[] } {
+  const recorded = (run.record.details as { runDir?: unknown } | undefined)?.runDir;
+  const tried: string[] = [];
+  if (typeof recorded === 'string') {
+    // Beside the record first (the results folder may have moved with its runs), then where it was written.
+    tried.push(join(resultsDir, experiment, 'runs', basename(recorded)));
+    try {
+      tried.push(resolve(localModelRef(recorded)));
+    } catch {
+      /* a folder of another machine: only the one beside the record can be it */
+    }
+  }
+  tried.push(join(resultsDir, experiment, 'runs', key));
+  return { dir: tried.find(isDir), tried: [...new Set(tried)] };
+}
+
+/** Whether `run` is the record of the run folder `runDir` (by its recorded folder, or its key as the folder name). */
+function recordsFolder(run: LoadedRun, runDir: string): boolean {
+  const d = (run.record.details ?? {}) as { runKey?: unknown; runDir?: unknown };
+  return d.runKey === basename(runDir) || (typeof d.runDir === 'string' && basename(d.runDir) === basename(runDir));
+}
+
+/** The run that `given` (a run directory or a record file, local or in a record's portable form `project:…`) names; see the file comment. */
 export function runSource(given: string): RunSource {
-  const path = resolve(given);
+  const path = resolve(/^(shared|project):/.test(given) ? localModelRef(given) : given);
   if (!existsSync(path)) throw new InputError('no such run directory or record file', { file: given });
   let run: LoadedRun;
   let runDir: string;
@@ -50,8 +74,9 @@ export function runSource(given: string): RunSource {
     if (typeof key !== 'string') throw new InputError('this record has no details.runKey: it is not a training run of a notebook or recipe (pass --model <its model folder> instead)', { file: given });
     experiment = basename(dirname(path));
     resultsDir = dirname(dirname(path));
-    runDir = join(resultsDir, experiment, 'runs', key);
-    if (!isDir(runDir)) throw new InputError(`the record's run folder ${runDir} is gone (its weights with it)`, { file: given });
+    const found = recordedRunDir(run, resultsDir, experiment, key);
+    if (!found.dir) throw new InputError(`the record's run folder is gone (its weights with it): looked for ${found.tried.join(', ')}`, { file: given });
+    runDir = found.dir;
   } else {
     runDir = basename(path) === 'best' ? dirname(path) : path;
     if (basename(dirname(runDir)) !== 'runs') throw new InputError('expected a run folder results/<experiment>/runs/<key>/ (or its best/ subfolder), or a record file results/<experiment>/<run-id>.json', { file: given });
@@ -59,11 +84,11 @@ export function runSource(given: string): RunSource {
     experiment = basename(dirname(dirname(runDir)));
     resultsDir = dirname(dirname(dirname(runDir)));
     const frame = readResults({ resultsDir, experiments: experiment });
-    const matches = frame.runs.filter((r) => (r.record.details as { runKey?: unknown } | undefined)?.runKey === key);
+    const matches = frame.runs.filter((r) => recordsFolder(r, runDir));
     if (matches.length === 0) {
       throw new InputError(
-        `no record in ${join(resultsDir, experiment)} has details.runKey '${key}': the run did not finish, or its record was removed ` +
-          '(a folder that `npm run train` named by its run id has no record pointing at it: export its weights with --model <folder>/best --pooling <name>)',
+        `no record in ${join(resultsDir, experiment)} names this run folder (details.runDir) or has details.runKey '${key}': the run did not finish, or its record was removed ` +
+          '(export its weights with --model <folder>/best --pooling <name>)',
         { file: runDir },
       );
     }
