@@ -85,6 +85,16 @@ test('crc32c: the standard check value, chaining, masking', () => {
   assert.equal(crc32c(new Uint8Array(32).fill(0xff)), 0x62a8ab43);
   const a = Uint8Array.from({ length: 1003 }, (_, i) => (i * 31) & 255);
   assert.equal(crc32c(a.subarray(501), crc32c(a.subarray(0, 501))), crc32c(a));
+  // Against the bitwise definition at every alignment and length around the word loop's edges.
+  const bitwise = (d: Uint8Array, crc: number) => {
+    let c = ~crc >>> 0;
+    for (const x of d) {
+      c ^= x;
+      for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ 0x82f63b78 : c >>> 1;
+    }
+    return ~c >>> 0;
+  };
+  for (let o = 0; o < 8; o++) for (let n = 0; n < 40; n++) assert.equal(crc32c(a.subarray(o, o + n), 7), bitwise(a.subarray(o, o + n), 7), `offset ${o} length ${n}`);
   assert.equal(unmaskCrc32c(maskCrc32c(0xdeadbeef)), 0xdeadbeef);
   assert.notEqual(maskCrc32c(0xdeadbeef), 0xdeadbeef);
 });

@@ -13,8 +13,11 @@
  * (dtype, shape vs byte size, shard present, bytes inside it); tensors are then read one at a
  * time, each CRC-32C-checked, into one typed array of its own (no second copy of the model is
  * held: a stored zip entry or a plain file is read with positioned reads; a deflated zip entry is
- * inflated once and tensors are views into it). Anything that does not match is one InputError
- * line naming the tensor and the file.
+ * inflated once and tensors are views into it). Measured on this 2-core host under load, with a
+ * synthetic 85.5M-parameter RanNet-shaped bundle (342 MB, 2 shards): folder or stored zip
+ * 74-80 MB/s and 420 MB peak RSS (Node itself 85 MB); deflated zip 59 MB/s and 620 MB peak (one
+ * shard's inflation transient). Anything that does not match is one InputError line naming the
+ * tensor and the file.
  *
  * Not read: string and variant tensors (TensorFlow stores varint lengths and their own checksums
  * there; RAN's checkpoint has none, and a training checkpoint's `_CHECKPOINTABLE_OBJECT_GRAPH` is
@@ -339,7 +342,11 @@ export class TfCheckpoint {
     return { name, dtype: dtypeName(e.dtypeCode), numeric: NUMERIC_DTYPES.has(e.dtypeCode), shape: [...e.shape], shardId: e.shardId, offset: e.offset, size: e.size };
   }
 
-  /** One tensor, its CRC-32C checked; a new array each call (nothing is cached). */
+  /**
+   * One tensor, its CRC-32C checked. From a file or a stored zip entry: a new array each call.
+   * From a deflated zip entry: a view of that shard, inflated once on first use (so two calls
+   * share memory; copy before writing into it).
+   */
   tensor(name: string): TfTensor {
     if (this.closed) throw new Error(`TfCheckpoint ${this.source} is closed`);
     const info = this.info(name);
