@@ -10,11 +10,11 @@
  * per notebook `signature` (the trust signature of one machine) and `widgets` (widget state).
  * The kernelspec, language_info and every other key stay as they are.
  *
- * The output is byte-for-byte the input when nothing had to be removed, and otherwise keeps the
- * input's key order and indentation (Jupyter writes one space; keys sorted): a notebook saved by
- * Jupyter and one stripped here differ only in what was stripped, and stripping twice changes
- * nothing (git requires that of a clean filter). Input that is not a notebook is passed through
- * unchanged, with a warning on stderr, so git never loses content because of this filter.
+ * The output is always written as Jupyter writes a notebook (./notebooks/jupyter-json.mjs: keys
+ * sorted, one-space indent, lines split, a final newline), and the committed notebooks are in that
+ * form: a notebook run and saved by Jupyter, with no edit, stages as no change; and stripping twice
+ * changes nothing (git requires that of a clean filter). Input that is not a notebook is passed
+ * through unchanged, with a warning on stderr, so git never loses content because of this filter.
  *
  * Set up (once per clone; `npm run jupyter` does it when it is missing and says so):
  *
@@ -24,6 +24,7 @@
  * the work tree, hence the relative path. Plain JavaScript (no tsx): git starts it once per file.
  */
 import { readFileSync } from 'node:fs';
+import { jupyterNotebookText } from './notebooks/jupyter-json.mjs';
 
 const CELL_METADATA = ['collapsed', 'scrolled', 'execution', 'ExecuteTime'];
 const NOTEBOOK_METADATA = ['signature', 'widgets'];
@@ -56,13 +57,7 @@ function stripNotebook(nb) {
   return changed;
 }
 
-/** The indentation of a JSON text (the leading spaces of its second line); Jupyter's is 1. */
-function indentOf(text) {
-  const m = /^\{\r?\n( +)"/.exec(text);
-  return m ? m[1].length : 1;
-}
-
-/** The stripped notebook text, or `text` itself when it is not a notebook or needs nothing removed. */
+/** The stripped notebook as Jupyter writes it, or `text` itself when it is not a notebook. */
 function stripNotebookText(text, warn = () => {}) {
   let nb;
   try {
@@ -75,9 +70,9 @@ function stripNotebookText(text, warn = () => {}) {
     warn('not a notebook (no "cells" array); stored unchanged');
     return text;
   }
-  if (!stripNotebook(nb)) return text;
+  stripNotebook(nb);
   const eol = text.includes('\r\n') ? '\r\n' : '\n';
-  const out = JSON.stringify(nb, null, indentOf(text)) + '\n';
+  const out = jupyterNotebookText(nb);
   return eol === '\n' ? out : out.replace(/\n/g, '\r\n');
 }
 

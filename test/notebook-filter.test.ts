@@ -94,6 +94,8 @@ describe('strip-notebook-outputs (git clean filter)', () => {
     mkdirSync(join(repo, 'scripts'));
     mkdirSync(join(repo, 'notebooks', 'sub'), { recursive: true });
     copyFileSync(SCRIPT, join(repo, 'scripts', 'strip-notebook-outputs.mjs'));
+    mkdirSync(join(repo, 'scripts', 'notebooks'));
+    copyFileSync(join(ROOT, 'scripts', 'notebooks', 'jupyter-json.mjs'), join(repo, 'scripts', 'notebooks', 'jupyter-json.mjs'));
     copyFileSync(join(ROOT, '.gitattributes'), join(repo, '.gitattributes'));
 
     assert.deepEqual(ensureNotebookFilter(repo), { state: 'configured', command: NOTEBOOK_FILTER_COMMAND });

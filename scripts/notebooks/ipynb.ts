@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { writeFileAtomic } from '../../lib/util/atomic-write.js';
 import { InputError } from '../../lib/util/errors.js';
+import { jupyterNotebookText } from './jupyter-json.mjs';
 
 /** Multi-line text as nbformat stores it: one string, or a list of lines (each keeping its "\n"). */
 export type MultilineString = string | string[];
@@ -108,9 +109,10 @@ export async function readNotebook(file: string): Promise<Notebook> {
 }
 
 /**
- * Writes `nb` the way Jupyter does (one-space indent, trailing newline), atomically: a temporary
- * file beside the target, then a rename, so a reader never sees half a notebook.
+ * Writes `nb` the way Jupyter does (./jupyter-json.mjs: keys sorted, one-space indent, lines split,
+ * trailing newline), atomically: a temporary file beside the target, then a rename, so a reader
+ * never sees half a notebook.
  */
 export async function writeNotebook(file: string, nb: Notebook): Promise<void> {
-  await writeFileAtomic(file, JSON.stringify(nb, null, 1) + '\n');
+  await writeFileAtomic(file, jupyterNotebookText(nb));
 }
