@@ -14,6 +14,11 @@
  *   it drops optimizer slots, `global_step` and `_CHECKPOINTABLE_OBJECT_GRAPH`, renames the rest,
  *   in order, to the mapping's names, and saves them with `tf.compat.v1.train.Saver` (a tensor
  *   bundle, ./tf-checkpoint.ts). `readRanCheckpointTensors` reads those variables back.
+ *   The renaming was positional (`tf.train.list_variables`' sorted names zipped with the mapping's
+ *   order, with a substring check on some fields), so whatever it assigned is baked into the
+ *   release under these names; reading by name, as rannet's restore does, reproduces rannet
+ *   exactly. A shape check catches a kernel/bias mix-up, not a swap of equal-shaped tensors
+ *   (dense-t / dense-g), which rannet would load the same way.
  *
  * The golden set (../shared/golden/ran-tiny-seed11/README.md, "Files") stores its weights under
  * these same names, plus the `apply_cell_transform` head (`rannet/output-cell-*`,
