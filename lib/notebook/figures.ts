@@ -3,8 +3,13 @@
  *
  * Under tslab (the Jupyter kernel or the headless runner) a figure is a `text/html` output: a
  * container div and a small script that draws the figure's JSON with `window.Plotly`. plotly.js
- * itself (node_modules/plotly.js-dist-min, about 4.8 MB) is inlined once per kernel, as its own
- * invisible output just before the first figure; later figures only reference `window.Plotly`.
+ * itself (node_modules/plotly.js-dist-min, about 4.8 MB) is inlined as its own invisible output
+ * by the notebook's setup cell (./setup.ts calls `showPlotlyLibrary` every time it runs), so a
+ * saved notebook holds exactly one copy, before every figure, however often its cells ran: Run All
+ * again re-runs setup and replaces that output with a new copy, and re-running a figure's cell
+ * leaves it alone. (It used to travel with the first figure the kernel ever drew; a second Run All
+ * replaced that output with one without it, and the saved notebook's figures stayed blank.) Code
+ * that shows figures without setup() gets the library with its first figure, once per kernel.
  * Outside tslab a figure prints as one line of text (`figureSummary`).
  *
  * Where the HTML is drawn, and why it is built this way:
@@ -17,9 +22,8 @@
  *   order: the library first, then the figures.
  * - Outputs can run out of order (cells run out of order; "Run" pressed on one output): a figure
  *   that finds no `window.Plotly` queues itself on `window.__angleFigureQueue`, which the library
- *   output drains when it runs. If the output that carried the library was cleared (its cell
- *   re-run in the same kernel) and the page reloaded, the figures say so in their note; the fix is
- *   `showFigure(fig, { library: 'always' })` (or restarting the kernel, which resets "sent once").
+ *   output drains when it runs. If the setup cell's output was cleared and the page reloaded, the
+ *   figures say so in their note; the fix is running the setup cell again.
  * - No static image goes beside the HTML: plotly needs a browser to lay out a figure, and tslab's
  *   display sends one MIME type per output. Static SVG/PNG files come from
  *   lib/report/figures/render-static.ts (headless Chromium).
@@ -60,8 +64,8 @@ export interface FigureDisplayOptions {
   /** Plot height in pixels; default the layout's height, else 480. */
   height?: number;
   /**
-   * plotly.js: 'auto' (default) inlines it before the kernel's first figure; 'always' inlines it
-   * again (after the output that carried it was cleared); 'never' leaves it to another output.
+   * plotly.js: 'auto' (default) leaves it to the setup cell's output, else inlines it before the
+   * kernel's first figure; 'always' inlines it with this figure too; 'never' leaves it to another output.
    */
   library?: 'auto' | 'always' | 'never';
 }
@@ -104,9 +108,8 @@ export function figureHtml(fig: Figure, opts: Pick<FigureDisplayOptions, 'height
   const title = fig.layout.title.text;
   const spec = { data: fig.data, layout: { ...fig.layout, height }, config: { responsive: true, displaylogo: false } };
   const note =
-    `Figure “${escapeHtml(title)}” is drawn by plotly.js, which this notebook's first figure output loads. ` +
-    `If it does not appear: trust the notebook (JupyterLab: File ▸ Trust Notebook), or re-run this cell with ` +
-    `showFigure(fig, { library: 'always' }).`;
+    `Figure “${escapeHtml(title)}” is drawn by plotly.js, which the output of this notebook's setup cell loads. ` +
+    `If it does not appear: trust the notebook (JupyterLab: File ▸ Trust Notebook), or run the setup cell again.`;
   return (
     `<div class="${FIGURE_CLASS}" id="${id}" data-figure-title="${escapeHtml(title)}">` +
     `<div class="${FIGURE_CLASS}-plot" style="width:100%;height:${height}px"></div>` +
@@ -134,6 +137,15 @@ function sendLibrary(display: TslabDisplay, mode: FigureDisplayOptions['library'
   if (mode === 'never' || (mode === 'auto' && g[LIBRARY_SENT])) return;
   display.html(plotlyLibraryHtml());
   g[LIBRARY_SENT] = true;
+}
+
+/**
+ * Under tslab, outputs plotly.js (hidden) now, whether or not it went out before in this kernel:
+ * the setup cell's output carries it (see the file comment). Outside tslab, nothing.
+ */
+export function showPlotlyLibrary(): void {
+  const tslab = tslabModule();
+  if (tslab) sendLibrary(tslab.display, 'always');
 }
 
 /** Shows a figure: under tslab drawn by plotly.js (see above), else one line of text on stdout. */

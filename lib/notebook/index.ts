@@ -7,6 +7,6 @@ export { notebookSettings, settingsTable, type NotebookSettings } from './settin
 export { setup, type NotebookSetup } from './setup.js';
 export { modelTable } from './model-table.js';
 export { showTable, runningUnderTslab } from './display.js';
-export { showFigure, liveFigure, liveTrainingCurves, type FigureDisplayOptions, type LiveFigure, type LiveTrainingCurves } from './figures.js';
+export { showFigure, showPlotlyLibrary, liveFigure, liveTrainingCurves, type FigureDisplayOptions, type LiveFigure, type LiveTrainingCurves } from './figures.js';
 export { showDatasetCards } from './data-cards.js';
 export { tableToHtml, tableToMarkdown, tableToText, type SimpleTable, type TableValue, type TableFormat } from '../util/table.js';
