@@ -36,7 +36,7 @@ export interface ChooseEngineOptions {
   engine?: InferenceEngineChoice | string;
   onnx?: OnnxEngineOptions;
   tfjs?: TfjsEngineOptions;
-  /** Where engine notices go (default stderr). */
+  /** Where engine notices go (default stderr; stdout under tslab, see `infoLine`). */
   log?: (line: string) => void;
   /** The module to load as ONNX Runtime (default onnxruntime-node; tests name a missing one). */
   onnxRuntimeModule?: string;
@@ -51,6 +51,16 @@ export function parseEngineChoice(choice: string | undefined, env: NodeJS.Proces
 }
 
 const noticed = new Set<string>();
+/**
+ * Where the engine's one info line goes by default: stderr on the command line (beside progress
+ * bars, out of a command's output), stdout in a notebook — under tslab (the Jupyter kernel, the
+ * headless runner) stderr shows as a red error box, and this line is not an error.
+ */
+function infoLine(line: string): void {
+  if ((globalThis as { __tslab__?: unknown }).__tslab__ !== undefined) console.log(line);
+  else console.error(line);
+}
+
 function once(log: (line: string) => void, line: string): void {
   if (noticed.has(line)) return;
   noticed.add(line);
@@ -62,7 +72,7 @@ const shared = new WeakMap<TextModel, Map<string, OnnxEngine>>();
 /** The inference engine for `model` under the switch (see the table above). */
 export async function chooseInferenceEngine(model: TextModel, opts: ChooseEngineOptions = {}): Promise<InferenceEngine> {
   const choice = parseEngineChoice(opts.engine);
-  const log = opts.log ?? ((line: string) => console.error(line));
+  const log = opts.log ?? infoLine;
   // a model loaded for ONNX Runtime only (./onnx-inference-model.ts) has no tfjs forward to fall back to
   const own = ownInferenceEngine(model);
   if (own) {
