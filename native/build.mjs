@@ -4,7 +4,10 @@
 //   node native/build.mjs            compile every translation unit and link build/cuda/angle_cuda.node
 //   node native/build.mjs --check    compile (-c) every unit whose headers are present, print the
 //                                    exact reason for each one skipped; exit 1 only if a unit failed
-//   add --json for one JSON summary line (what the tests read), --jobs N for parallel compiles
+//   node native/build.mjs --dev      build each standalone kernel benchmark native/dev/<name>.cu
+//                                    (its own main, llm.c's habit) as build/cuda/dev/<name>
+//   add --json for one JSON summary line (what the tests read), --jobs N for parallel compiles;
+//   --check compiles the native/dev benchmarks too (summary field "dev")
 //
 // Environment: CUDA_HOME / CUDA_PATH (else `which nvcc`, else /usr/local/cuda); CUBLAS_INCLUDE_DIR
 // and CUBLAS_LIB_DIR where cuBLAS lives outside the toolkit; NODE_INCLUDE_DIR (else the headers
@@ -20,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '..');
 const srcDir = join(here, 'src');
+const devDir = join(here, 'dev');
 const outDir = join(root, 'build', 'cuda');
 const ADDON = join(outDir, 'angle_cuda.node');
 
@@ -29,7 +33,14 @@ const NEEDS_CUBLAS = new Set(['matmul.cu']);
 const NEEDS_NODE = new Set(['addon.cu']);
 
 const args = process.argv.slice(2);
+if (args.includes('--help') || args.includes('-h')) {
+  // The comment at the top of this file, which lists every option and variable.
+  const head = readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1).filter((l) => l.startsWith('//'));
+  console.log(head.map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
+  process.exit(0);
+}
 const check = args.includes('--check');
+const dev = args.includes('--dev');
 const json = args.includes('--json');
 const jobsArg = args.indexOf('--jobs');
 const jobs = jobsArg >= 0 ? Math.max(1, Number(args[jobsArg + 1]) || 1) : Math.max(1, Math.min(cpus().length, 8));
@@ -138,6 +149,20 @@ async function pool(items, n, f) {
 }
 
 const units = readdirSync(srcDir).filter((f) => f.endsWith('.cu')).sort();
+const devUnits = readdirSafe(devDir).filter((f) => f.endsWith('.cu')).sort();
+
+/** The benchmarks of native/dev: each a whole program that includes the .cu files it measures. */
+async function compileDev(outDir, archs, objectOnly) {
+  return pool(devUnits, jobs, async (unit) => {
+    if (!cuda.nvcc) return { unit, status: 'skipped', reason: cuda.reason };
+    const out = join(outDir, unit.replace(/\.cu$/, objectOnly ? '.o' : ''));
+    const t0 = Date.now();
+    const r = await run(cuda.nvcc, ['-std=c++17', '-O3', '-Xcompiler', '-Wall', ...archs, ...(objectOnly ? ['-c'] : []), join(devDir, unit), '-o', out]);
+    const seconds = (Date.now() - t0) / 1000;
+    if (r.code !== 0) return { unit, status: 'failed', seconds, output: r.out.trim() };
+    return { unit, status: 'compiled', seconds, obj: out, warnings: r.out.trim() || undefined };
+  });
+}
 
 function skipReason(unit) {
   if (!cuda.nvcc) return cuda.reason;
@@ -175,19 +200,36 @@ async function main() {
       // One real architecture is enough to type-check and compile device code.
       const results = await compileAll(tmp, ['-gencode=arch=compute_90,code=sm_90']);
       report(results);
-      const failed = results.filter((r) => r.status === 'failed').length;
+      const devResults = await compileDev(tmp, ['-gencode=arch=compute_90,code=sm_90'], true);
+      report(devResults.map((r) => ({ ...r, unit: `dev/${r.unit}` })));
+      const failed = [...results, ...devResults].filter((r) => r.status === 'failed').length;
       const summary = {
         nvcc: cuda.nvcc ?? null,
         nodeInclude: nodeInclude ?? null,
         cublasInclude: cublasInclude ?? null,
         units: results.map(({ unit, status, reason, output }) => ({ unit, status, reason, output })),
+        dev: devResults.map(({ unit, status, reason, output }) => ({ unit, status, reason, output })),
       };
       if (json) console.log(JSON.stringify(summary));
-      else log(`check: ${results.filter((r) => r.status === 'compiled').length} compiled, ${results.filter((r) => r.status === 'skipped').length} skipped, ${failed} failed`);
+      else log(`check: ${[...results, ...devResults].filter((r) => r.status === 'compiled').length} compiled, ${[...results, ...devResults].filter((r) => r.status === 'skipped').length} skipped, ${failed} failed`);
       process.exitCode = failed ? 1 : 0;
     } finally {
       rmSync(tmp, { recursive: true, force: true });
     }
+    return;
+  }
+
+  if (dev) {
+    if (!cuda.nvcc) {
+      console.error(`native/build.mjs: cannot build the benchmarks: ${cuda.reason}`);
+      process.exit(2);
+    }
+    const binDir = join(outDir, 'dev');
+    mkdirSync(binDir, { recursive: true });
+    const devResults = await compileDev(binDir, archFlags(), false);
+    report(devResults);
+    if (devResults.some((r) => r.status !== 'compiled')) process.exit(1);
+    for (const r of devResults) log(`built ${r.obj}`);
     return;
   }
 

@@ -1,7 +1,8 @@
 /**
  * The native build's compile check (`node native/build.mjs --check`): where nvcc is present every
  * translation unit whose headers are here must compile; the others must be skipped with the
- * exact reason. Where nvcc is absent the script itself must say so and succeed.
+ * exact reason; the standalone kernel benchmarks of native/dev compile too. Where nvcc is absent the
+ * script itself must say so and succeed.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -11,14 +12,19 @@ import { fileURLToPath } from 'node:url';
 
 const script = fileURLToPath(new URL('../native/build.mjs', import.meta.url));
 const units = readdirSync(fileURLToPath(new URL('../native/src', import.meta.url))).filter((f) => f.endsWith('.cu')).sort();
+const devUnits = readdirSync(fileURLToPath(new URL('../native/dev', import.meta.url))).filter((f) => f.endsWith('.cu')).sort();
 
 test('native/build.mjs --check compiles every unit it can and names the reason for each one it skips', { timeout: 900_000 }, (t) => {
   const r = spawnSync(process.execPath, [script, '--check', '--json', '--jobs', '2'], { encoding: 'utf8' });
   const line = r.stdout.trim().split('\n').pop() ?? '';
-  const summary = JSON.parse(line) as { nvcc: string | null; cublasInclude: string | null; units: Array<{ unit: string; status: string; reason?: string; output?: string }> };
+  type Unit = { unit: string; status: string; reason?: string; output?: string };
+  const summary = JSON.parse(line) as { nvcc: string | null; cublasInclude: string | null; units: Unit[]; dev: Unit[] };
   assert.deepEqual(summary.units.map((u) => u.unit), units);
-  const failed = summary.units.filter((u) => u.status === 'failed');
+  assert.deepEqual(summary.dev.map((u) => u.unit), devUnits);
+  assert.ok(devUnits.includes('attention.cu'), 'native/dev/attention.cu (the fused attention benchmark) exists');
+  const failed = [...summary.units, ...summary.dev].filter((u) => u.status === 'failed');
   assert.deepEqual(failed.map((u) => `${u.unit}:\n${u.output}`), [], 'units that failed to compile');
+  if (summary.nvcc) assert.ok(summary.dev.every((u) => u.status === 'compiled'), 'with nvcc every benchmark compiles');
   assert.equal(r.status, 0, r.stderr);
   for (const u of summary.units.filter((x) => x.status === 'skipped')) {
     assert.match(u.reason ?? '', /not found/);

@@ -14,6 +14,9 @@ export const FUSED_KERNELS = {
   geluGrad: 'AngleGeluGrad',
   adamW: 'AngleAdamW',
   dropout: 'AngleDropout',
+  /** Fused attention (lib/ops/fused-attention.ts): outputs out, m, l; its gradient dq, dk, dv. */
+  attention: 'AngleAttention',
+  attentionGrad: 'AngleAttentionGrad',
 } as const;
 
 /** Whether the active backend has its own kernel called `name`. */

@@ -12,6 +12,7 @@ export { silu, swiglu } from './swiglu.js';
 export { applyRotary, rotaryTables, rotaryInverseFrequencies, type RotaryTables } from './rotary.js';
 export { groupedQueryAttention, causalPaddingMask, type AttentionOptions } from './attention.js';
 export { blockedAttention, type BlockedAttentionOptions } from './blocked-attention.js';
+export { fusedAttention, usesFusedAttentionKernel, type FusedAttentionOptions } from './fused-attention.js';
 export { checkpoint, replayingDropout, trainableUnder } from './checkpoint.js';
 export { loraDelta, type LoraDropout } from './lora-delta.js';
 export { frozenLinear, makeFrozenWeight, decodeFrozenWeight, frozenWeightBytes, disposeFrozenWeight, parseBaseStorage, BASE_STORAGES, type BaseStorage, type FrozenWeight } from './frozen-linear.js';

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "allocator.h"
+#include "attention.h"
 #include "common.h"
 #include "context.h"
 #include "elementwise.h"
@@ -502,6 +503,31 @@ FN(randomNormal) {
   return undefinedValue(env);
 } END
 
+// ---- fused attention (attention.h) ----------------------------------------------------------------
+
+// (…, B, H, Hkv, T, S, D, maskB, maskT, scale, rate, seed) starting at argument `i`; mask address 0 = no mask.
+AttentionShape attentionShapeArg(const Args& a, size_t i) {
+  return AttentionShape{a.i64(i),     a.i64(i + 1),        a.i64(i + 2),         a.i64(i + 3),        a.i64(i + 4), a.i64(i + 5),
+                        a.i64(i + 6), a.i64(i + 7),        (float)a.num(i + 8),  (float)a.num(i + 9), (uint64_t)a.i64(i + 10)};
+}
+
+const float* maskArg(const Args& a, size_t i) { return a.num(i) == 0 ? nullptr : (const float*)a.ptr(i); }
+
+FN(attentionForward) {
+  // (q, k, v, mask|0, out, m, l, shape…)
+  attentionForward((const float*)a.ptr(0), (const float*)a.ptr(1), (const float*)a.ptr(2), maskArg(a, 3), (float*)a.ptr(4),
+                   (float*)a.ptr(5), (float*)a.ptr(6), attentionShapeArg(a, 7));
+  return undefinedValue(env);
+} END
+
+FN(attentionBackward) {
+  // (q, k, v, mask|0, out, dout, m, l, rowDot, dq, dk, dv, shape…)
+  attentionBackward((const float*)a.ptr(0), (const float*)a.ptr(1), (const float*)a.ptr(2), maskArg(a, 3), (const float*)a.ptr(4),
+                    (const float*)a.ptr(5), (const float*)a.ptr(6), (const float*)a.ptr(7), (float*)a.ptr(8), (float*)a.ptr(9),
+                    (float*)a.ptr(10), (float*)a.ptr(11), attentionShapeArg(a, 12));
+  return undefinedValue(env);
+} END
+
 #define EXPORT(name) {#name, nullptr, js_##name, nullptr, nullptr, nullptr, napi_default, nullptr}
 
 napi_value moduleInit(napi_env env, napi_value exports) {
@@ -514,6 +540,7 @@ napi_value moduleInit(napi_env env, napi_value exports) {
       EXPORT(tile),      EXPORT(gather),      EXPORT(segmentSum), EXPORT(oneHot),        EXPORT(gatherNd),
       EXPORT(scatterNd), EXPORT(matmul),      EXPORT(layerNorm),  EXPORT(layerNormGrad), EXPORT(gelu),
       EXPORT(geluGrad),  EXPORT(adamW),       EXPORT(dropout),    EXPORT(randomUniform), EXPORT(randomNormal),
+      EXPORT(attentionForward), EXPORT(attentionBackward),
   };
   napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
   return exports;

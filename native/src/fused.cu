@@ -4,6 +4,7 @@
 
 #include "allocator.h"
 #include "ops.h"
+#include "philox.h"
 #include "reduce.h"
 
 namespace angle {
@@ -192,26 +193,7 @@ void adamW(const float* p, const float* g, const float* m, const float* v, float
   LAUNCH_CHECK("adamW");
 }
 
-// ---- Philox4x32-10 -------------------------------------------------------------------------------
-
-__device__ __forceinline__ uint4 philox(uint64_t counter, uint64_t seed) {
-  uint32_t c0 = (uint32_t)counter, c1 = (uint32_t)(counter >> 32), c2 = 0, c3 = 0;
-  uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
-  for (int round = 0; round < 10; ++round) {
-    uint32_t hi0 = __umulhi(0xD2511F53u, c0), lo0 = 0xD2511F53u * c0;
-    uint32_t hi1 = __umulhi(0xCD9E8D57u, c2), lo1 = 0xCD9E8D57u * c2;
-    uint32_t n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
-    c0 = n0;
-    c1 = lo1;
-    c2 = n2;
-    c3 = lo0;
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
-  }
-  return make_uint4(c0, c1, c2, c3);
-}
-
-__device__ __forceinline__ float toUniform(uint32_t b) { return (float)(b >> 8) * (1.0f / 16777216.0f); }
+// ---- dropout and random tensors (Philox4x32-10, ./philox.h) -----------------------------------
 
 __global__ void dropoutKernel(const float* __restrict__ x, float* __restrict__ y, int64_t n, float rate, float scale, uint64_t seed) {
   int64_t groups = (n + 3) / 4;

@@ -78,7 +78,13 @@ export interface CudaAddon {
   dropout(x: Ptr, y: Ptr, n: number, rate: number, seed: number): void;
   randomUniform(y: Ptr, n: number, seed: number, lo: number, hi: number): void;
   randomNormal(y: Ptr, n: number, seed: number, mean: number, std: number): void;
+  /** native/src/attention.h; mask 0 = none; shape = B, H, Hkv, T, S, D, maskB, maskT, scale, dropout rate, seed. */
+  attentionForward(q: Ptr, k: Ptr, v: Ptr, mask: Ptr | 0, out: Ptr, m: Ptr, l: Ptr, ...shape: AttentionShapeArgs): void;
+  attentionBackward(q: Ptr, k: Ptr, v: Ptr, mask: Ptr | 0, out: Ptr, dout: Ptr, m: Ptr, l: Ptr, rowDot: Ptr, dq: Ptr, dk: Ptr, dv: Ptr, ...shape: AttentionShapeArgs): void;
 }
+
+/** [B, H, Hkv, T, S, D, maskB, maskT, scale, dropoutRate, seed], addon.cu's attentionShapeArg. */
+export type AttentionShapeArgs = [number, number, number, number, number, number, number, number, number, number, number];
 
 export const BUILD_COMMAND = 'npm run build:cuda';
 

@@ -11,7 +11,7 @@
  *
  * | name       | mirrors | fused kernels (lib/backend/fused-kernels.ts)   | matMulTransposeIsFree |
  * |------------|---------|-----------------------------------------------|-----------------------|
- * | `meta`     | `cuda`  | LayerNorm, GELU, dropout (mask regenerated), AdamW | true              |
+ * | `meta`     | `cuda`  | LayerNorm, GELU, dropout (mask regenerated), AdamW, attention | true      |
  * | `meta-cpu` | `cpu`   | AdamW only (the rest run as composites of tfjs ops) | false            |
  *
  * `meta` is what projects onto a GPU: the code takes the paths it takes on `cuda`, buffers are

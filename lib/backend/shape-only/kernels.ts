@@ -496,6 +496,24 @@ export const FUSED_SHAPE_KERNELS: ShapeOnlyKernel[] = [
       return out(a, x.shape, 'float32');
     },
   },
+  // Fused attention (lib/backend/cuda/kernels/attention.ts): out and two floats per query row;
+  // backward one float per row of scratch, then dq, dk, dv.
+  {
+    kernelName: FUSED_KERNELS.attention,
+    kernelFunc: (a) => {
+      const q = input(a, 'q');
+      return [out(a, q.shape, 'float32'), out(a, q.shape.slice(0, 3), 'float32'), out(a, q.shape.slice(0, 3), 'float32')];
+    },
+  },
+  {
+    kernelName: FUSED_KERNELS.attentionGrad,
+    kernelFunc: (a) => {
+      const q = input(a, 'q');
+      const k = input(a, 'k');
+      if (mirrorsCuda(a)) be(a).scratch(q.shape.slice(0, 3), 'float32');
+      return [out(a, q.shape, 'float32'), out(a, k.shape, 'float32'), out(a, k.shape, 'float32')];
+    },
+  },
 ];
 
 export const ADAMW_SHAPE_KERNEL: ShapeOnlyKernel = {
