@@ -40,7 +40,7 @@ import type { ChatGenerator, ChatResult } from './types.js';
 
 export interface ChatServerOptions {
   generator: ChatGenerator;
-  /** One line per request (method, path, status, tokens, seconds). */
+  /** One line per request (method, path, status, tokens, seconds), except health checks that passed. */
   log?: (line: string) => void;
   /** Largest request body accepted (default 4 MiB). */
   maxBodyBytes?: number;
@@ -201,7 +201,7 @@ export function createChatServer(opts: ChatServerOptions): Server {
     const route = path.replace(/^\/v1(?=\/)/, '');
     if (path === '/health') {
       sendJson(res, 200, { status: 'ok' });
-      return '200';
+      return HEALTHY;
     }
     if (opts.apiKey !== undefined && req.headers.authorization !== `Bearer ${opts.apiKey}`) {
       throw new HttpError({ status: 401, message: 'missing or wrong API key (Authorization: Bearer <key>)', type: 'authentication_error', code: 'invalid_api_key' });
@@ -249,9 +249,13 @@ export function createChatServer(opts: ChatServerOptions): Server {
         sendJson(res, f.status, errorBody(f));
         return `${f.status} ${f.message}`;
       })
-      .then((outcome) => opts.log?.(`${req.method} ${req.url} ${outcome} ${((Date.now() - t0) / 1000).toFixed(2)} s`));
+      // A health check that passed is not logged: clients and supervisors poll it, and one line per poll buries the requests.
+      .then((outcome) => void (outcome !== HEALTHY && opts.log?.(`${req.method} ${req.url} ${outcome} ${((Date.now() - t0) / 1000).toFixed(2)} s`)));
   });
 }
+
+/** What `handle` returns for a passed health check (not logged). */
+const HEALTHY = '200 (health)';
 
 export interface RunningChatServer {
   server: Server;
