@@ -60,7 +60,8 @@ async function main(): Promise<number> {
   }
   const root = resolve(values.results ?? envConfig().resultsDir);
   let withPaths = 0;
-  for (const file of recordFiles(root)) {
+  const files = recordFiles(root);
+  for (const file of files) {
     let record: unknown;
     try {
       record = JSON.parse(readFileSync(file, 'utf8'));
@@ -79,8 +80,12 @@ async function main(): Promise<number> {
     writeFileAtomicSync(file, JSON.stringify(rewritten, null, 1) + '\n');
     console.log(`${file}: rewritten (${before.length} numbers unchanged)`);
   }
-  if (values.check) return withPaths > 0 ? EXIT.failed : EXIT.ok;
-  console.log(`portable-records: ${withPaths} record(s) ${values.check ? 'hold paths' : 'rewritten'}`);
+  // Always a summary line: a check that passes says what it checked (it used to print nothing).
+  if (values.check) {
+    console.log(`portable-records: ${files.length} record(s) in ${root} checked; ${withPaths === 0 ? 'none holds' : `${withPaths} hold`} an absolute path${withPaths > 0 ? ' (rewrite them with npm run portable-records)' : ''}`);
+    return withPaths > 0 ? EXIT.failed : EXIT.ok;
+  }
+  console.log(`portable-records: ${files.length} record(s) in ${root}; ${withPaths} rewritten`);
   return EXIT.ok;
 }
 
