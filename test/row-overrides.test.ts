@@ -77,3 +77,13 @@ test("notebook 02's plan takes the documented override: the AnglE rows train wit
   assert.deepEqual(table.filter((r) => r.recipe).map((r) => [r.row, scoped.recipeOf(r)!.config.lr === 1e-5]), [['SimCSE-BERT', false], ['SBERT', false], ['AnglE-BERT', true], ['SimCSE-BERT', false], ['SBERT', false], ['AnglE-BERT', true]]);
   await assert.rejects(Plan.create(table, { experiment: 'x', model: 'm', seeds: [42], overrides: { 'Angle-BERT': { lr: 1e-5 } }, download: false }), /'Angle-BERT' is not a setting of this recipe.*nor is 'Angle-BERT' a row \(rows: SimCSE-BERT, SBERT, AnglE-BERT\)/);
 });
+
+test("rows with the same label in one table are named by their columns too (the all-runs legend repeated 'SimCSE-BERT (seed 42)' for MRPC and STS-B)", async () => {
+  const table: PlanRow[] = table3Rows(['mrpc', 'stsb']).map((r) => ({ ...r, data: 'not-loaded' }));
+  const plan = await Plan.create(table, { experiment: 'x', model: 'm', seeds: [42], download: false });
+  const names = table.filter((r) => r.recipe).map((r) => plan.rowName(r));
+  assert.deepEqual(names, ['SimCSE-BERT · MRPC', 'SBERT · MRPC', 'AnglE-BERT · MRPC', 'SimCSE-BERT · STS-B', 'SBERT · STS-B', 'AnglE-BERT · STS-B']);
+  assert.equal(new Set(names).size, names.length);
+  const single = await Plan.create(table3Rows(['stsb']).map((r) => ({ ...r, data: 'not-loaded' })), { experiment: 'x', model: 'm', seeds: [42], download: false });
+  assert.equal(single.rowName(single.rows[0]!), 'SimCSE-BERT');
+});

@@ -504,6 +504,16 @@ export class Plan {
     writePlanRunMarker(resultsDir, this.o.experiment, { key, label, training: ref(r.run!), ...(r.evaluation ? { evaluation: ref(r.evaluation) } : {}) });
   }
 
+  /**
+   * A row's name in legends: its label, with its columns where another row of the same table has
+   * the same label (Table 3's SimCSE-BERT trains once per task: "SimCSE-BERT · MRPC"), and its
+   * paper file's number where the plan's rows come from more than one.
+   */
+  rowName(row: PlanRow): string {
+    const twin = this.rows.some((x) => x !== row && x.row === row.row && x.table === row.table && x.group === row.group);
+    return twin ? `${this.rowLabel(row)} · ${row.cells.map((c) => c.column).join(', ')}` : this.rowLabel(row);
+  }
+
   /** A row's name, with its paper file's number (000 of 000_c0fdd0968b088fcd.txt) where the plan's rows come from more than one. */
   private rowLabel(row: PlanRow): string {
     return `${row.row}${row.table && this.rows.some((x) => x.table !== row.table) ? ` [${row.table.replace(/_[0-9a-f]{16}\.txt$/, '')}]` : ''}`;
@@ -600,7 +610,7 @@ export class Plan {
   /** Every training run once, as the training-curves figure takes them (lib/report figures). */
   trainingCurves(): TrainingRun[] {
     const seen = new Set<string>();
-    return this.runs.flatMap((r) => (r.run && !seen.has(r.run.run.file) && seen.add(r.run.run.file) ? [trainingRunFromRecord(r.run.run.record, { name: `${this.rowLabel(r.row)} (seed ${r.seed})` })] : []));
+    return this.runs.flatMap((r) => (r.run && !seen.has(r.run.run.file) && seen.add(r.run.run.file) ? [trainingRunFromRecord(r.run.run.record, { name: `${this.rowName(r.row)} (seed ${r.seed})` })] : []));
   }
 
   /** Every run once: recipe, seed, the training (reused / resumed / trained), stand-in, and its evaluation after training or why not. */
