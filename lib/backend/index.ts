@@ -126,6 +126,18 @@ export async function initBackend(
   return active;
 }
 
+/**
+ * The active backend, starting the default one (ANGLE_BACKEND, else cpu: initBackend() with no
+ * argument) when none was started, so that loading a model in a script, a REPL or a notebook that
+ * never called initBackend() works instead of failing in tfjs with "No backend found in registry".
+ * A backend set up by other means (tf.setBackend on one registered by hand) is left as it is.
+ */
+export async function ensureBackend(): Promise<BackendInfo | undefined> {
+  if (active && tf.getBackend() === active.name) return active;
+  if ((tf.engine() as unknown as { backendInstance?: unknown }).backendInstance != null) return active;
+  return initBackend();
+}
+
 /** The backend started by initBackend, if any. */
 export function activeBackend(): BackendInfo | undefined {
   return active;

@@ -15,6 +15,7 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { ensureBackend } from '../backend/index.js';
 import { InputError, UnknownNameError } from '../util/errors.js';
 import { loadBert } from './bert/load.js';
 import { bertOnnxExporter } from './bert/onnx-graph.js';
@@ -154,6 +155,8 @@ export async function resolveModelDir(
 
 /** Loads config, tokenizer and weights, checking each, and builds the model its config names. */
 export async function loadModel(idOrPath: string, opts: LoadModelOptions = {}): Promise<LoadedModel> {
+  // Weights become tfjs tensors: without initBackend() the default backend starts here.
+  await ensureBackend();
   const resolved = await resolveModelDir(idOrPath, opts);
   const { source, commit } = resolved;
   const st = isSentenceTransformerFolder(resolved.dir) ? readSentenceTransformerFolder(resolved.dir) : undefined;
