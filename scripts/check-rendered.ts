@@ -27,12 +27,15 @@ import type { Browser, ConsoleMessage } from 'playwright-core';
 import { chromiumUnavailableReason, launchChromium } from '../lib/report/figures/chromium.js';
 import { FIGURE_CLASS } from '../lib/notebook/figures.js';
 import { packageRoot } from '../lib/util/package-root.js';
+import { executedNotebooksDir, KERNEL_NAMES, type KernelName } from './notebooks/kernels.js';
 
 const USAGE = `usage: npx tsx scripts/check-rendered.ts [notebook.ipynb ...] [options]
   notebooks              executed notebooks (default: results/notebooks/*.ipynb)
   --screenshots <dir>    where <name>.png goes (default: beside each notebook)
   --html-dir <dir>       keep nbconvert's HTML here (default: a temporary folder, removed after)
-  --timeout <s>          how long a page may take to draw its figures (default: 120)`;
+  --timeout <s>          how long a page may take to draw its figures (default: 120)
+  --kernel tslab|deno    which kernel's executed notebooks to check when none are named
+                         (results/notebooks, or results/notebooks-deno; default: tslab)`;
 
 /** How long loading one page may take; --timeout bounds the drawing after it. */
 const LOAD_TIMEOUT_MS = 300_000;
@@ -177,13 +180,13 @@ function shown(p: string): string {
 }
 
 async function main(argv: string[]): Promise<number> {
-  let values: { screenshots?: string; 'html-dir'?: string; timeout?: string; help?: boolean };
+  let values: { screenshots?: string; 'html-dir'?: string; timeout?: string; kernel?: string; help?: boolean };
   let notebooks: string[];
   try {
     const parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { screenshots: { type: 'string' }, 'html-dir': { type: 'string' }, timeout: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: { screenshots: { type: 'string' }, 'html-dir': { type: 'string' }, timeout: { type: 'string' }, kernel: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
     });
     values = parsed.values;
     if (values.help) {
@@ -191,8 +194,10 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     notebooks = parsed.positionals.map((p) => resolve(p));
+    const kernel = values.kernel ?? 'tslab';
+    if (!(KERNEL_NAMES as readonly string[]).includes(kernel)) throw new UsageError(`--kernel expects one of ${KERNEL_NAMES.join(', ')}, got '${kernel}'`);
     if (notebooks.length === 0) {
-      const dir = join(packageRoot(), 'results', 'notebooks');
+      const dir = executedNotebooksDir(packageRoot(), kernel as KernelName);
       notebooks = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.ipynb')).sort().map((f) => join(dir, f)) : [];
       if (notebooks.length === 0) throw new UsageError(`no executed notebooks in ${shown(dir)}: run \`npm run notebooks\` first, or name notebooks`);
     }

@@ -30,7 +30,9 @@ import { buildLibrary, BuildFailedError } from './cli/build-library.js';
 import { EXIT, helpText, parseOptions, runCommand, UsageError, validateArguments, type OptionSpecs } from './cli/command.js';
 import { NOTEBOOK_VARIABLES, notebookEnvironment, notebookVariablesLine, type NotebookEnvironment } from './notebooks/environment.js';
 import { ensureNotebookFilter, NOTEBOOK_FILTER } from './notebooks/git-filter.js';
-import { ensureTslabKernel, findJupyter, frontendVersion, type JupyterFrontend } from './notebooks/jupyter-install.js';
+import { denoBinary } from './notebooks/deno-binary.js';
+import { ensureDenoKernel, ensureTslabKernel, findJupyter, frontendVersion, type JupyterFrontend } from './notebooks/jupyter-install.js';
+import { KERNEL_NAMES, type KernelName } from './notebooks/kernels.js';
 
 const OPTIONS = {
   preset: { type: 'string', value: 'smoke|paper|rehearsal', help: "environment defaults for the kernels, as the headless runner's (ANGLE_* variables you set win)", default: 'ANGLE_PRESET, else smoke when ANGLE_MODEL is unset, else none' },
@@ -42,6 +44,7 @@ const OPTIONS = {
   python: { type: 'string', value: '<path>', help: 'the Python that has Jupyter (for tslab install)', default: "the interpreter in the jupyter script's #! line" },
   'no-git-filter': { type: 'boolean', help: `do not set filter.${NOTEBOOK_FILTER}.clean in this clone's git config` },
   build: { type: 'boolean', help: 'compile lib/ to dist/ (npm run build) once the arguments are checked; the npm scripts pass it' },
+  kernel: { type: 'string', value: KERNEL_NAMES.join('|'), help: "the kernel new notebooks start with: tslab (the notebooks' own) or deno (Deno's kernel, registered when missing; a notebook switches with Kernel → Change kernel → Deno); docs/jupyter.md", default: 'tslab' },
   help: { type: 'boolean', short: 'h', help: 'this text' },
 } satisfies OptionSpecs;
 
@@ -62,6 +65,7 @@ interface Plan {
   python?: string;
   gitFilter: boolean;
   build: boolean;
+  kernel: KernelName;
 }
 
 function plan(argv: string[], root: string): Plan | undefined {
@@ -74,6 +78,8 @@ function plan(argv: string[], root: string): Plan | undefined {
   }
   const token = values.token ?? process.env.JUPYTER_TOKEN?.trim() ?? '';
   if (values.token !== undefined && !/^[A-Za-z0-9._~-]+$/.test(values.token)) throw new UsageError('--token: use letters, digits and . _ ~ - (it goes into a URL)');
+  const kernel = values.kernel ?? 'tslab';
+  if (!(KERNEL_NAMES as readonly string[]).includes(kernel)) throw new UsageError(`--kernel expects one of ${KERNEL_NAMES.join(', ')}, got '${kernel}'`);
   return {
     frontend: values.lab ? 'lab' : 'notebook',
     port,
@@ -83,6 +89,7 @@ function plan(argv: string[], root: string): Plan | undefined {
     python: values.python,
     gitFilter: !values['no-git-filter'],
     build: values.build ?? false,
+    kernel: kernel as KernelName,
   };
 }
 
@@ -131,6 +138,10 @@ async function main(): Promise<number> {
   if ('error' in front) throw new UnavailableError(front.error);
   const kernel = ensureTslabKernel(install, root);
   if (kernel.state === 'installed') console.log(`jupyter: registered the tslab kernel (${kernel.why}): ${kernel.dir}`);
+  if (p.kernel === 'deno') {
+    const deno = ensureDenoKernel(install, denoBinary());
+    if (deno.state === 'installed') console.log(`jupyter: registered Deno's kernel (${deno.why}): ${deno.dir}`);
+  }
 
   if (p.gitFilter) {
     const f = ensureNotebookFilter(root);
@@ -160,6 +171,8 @@ async function main(): Promise<number> {
     PATH: [dirname(process.execPath), p.notebook.env.PATH ?? ''].filter(Boolean).join(delimiter),
   };
   const args = [p.frontend, '--no-browser', '--ip=127.0.0.1', `--port=${port}`, '--port-retries=0', `--notebook-dir=${root}`];
+  // New notebooks start with the chosen kernel; the committed ones name tslab and switch with Kernel → Change kernel.
+  if (p.kernel !== 'tslab') args.push(`--MultiKernelManager.default_kernel_name=${p.kernel}`);
   // Jupyter refuses to run as root without it (containers, CI machines).
   if (process.getuid?.() === 0) args.push('--allow-root');
   console.log(`jupyter: starting ${install.jupyter} ${p.frontend} (${front.version}); kernels get: ${notebookVariablesLine(env) || 'no ANGLE_* variable'}`);

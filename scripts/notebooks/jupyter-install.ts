@@ -16,7 +16,7 @@
  * administrator rights, is what Jupyter searches first, and which a test can point elsewhere.
  */
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { UnavailableError } from '../../lib/util/errors.js';
 
@@ -99,6 +99,11 @@ export function frontendVersion(install: JupyterInstall, frontend: JupyterFronte
  * the `jupyter kernelspec` subcommand.
  */
 export function tslabKernelspec(install: JupyterInstall, env: NodeJS.ProcessEnv = process.env): { argv: string[]; dir: string } | undefined {
+  return kernelspec(install, 'tslab', env);
+}
+
+/** The registered kernelspec `name`, or undefined when there is none (see tslabKernelspec). */
+export function kernelspec(install: JupyterInstall, name: string, env: NodeJS.ProcessEnv = process.env): { argv: string[]; dir: string } | undefined {
   const code = 'import json; from jupyter_client.kernelspec import KernelSpecManager; print(json.dumps(KernelSpecManager().get_all_specs()))';
   const r = spawnSync(install.python, ['-c', code], { encoding: 'utf8', env, timeout: 60_000 });
   if (r.status !== 0) {
@@ -106,8 +111,28 @@ export function tslabKernelspec(install: JupyterInstall, env: NodeJS.ProcessEnv 
   }
   const line = (r.stdout ?? '').trim().split('\n').pop() ?? '{}';
   const specs = JSON.parse(line) as Record<string, { resource_dir: string; spec: { argv?: string[] } }>;
-  const t = specs.tslab;
+  const t = specs[name];
   return t ? { argv: t.spec.argv ?? [], dir: t.resource_dir } : undefined;
+}
+
+/**
+ * Registers Deno's kernel (`deno`, as `deno jupyter --install` would: the same kernel.json) in the
+ * per-user registry Jupyter's own Python reports, with this project's deno binary (the dev
+ * dependency `deno`), when no usable `deno` kernelspec is there.
+ */
+export function ensureDenoKernel(install: JupyterInstall, deno: string, env: NodeJS.ProcessEnv = process.env): KernelState {
+  const existing = kernelspec(install, 'deno', env);
+  const binary = existing?.argv[0];
+  if (existing && binary && (!isAbsolute(binary) || existsSync(binary))) return { state: 'present', dir: existing.dir };
+  const why = existing ? `the registered one runs ${binary}, which does not exist` : 'none was registered';
+  if (!existsSync(deno)) throw new UnavailableError(`Deno is not installed here (${deno}): run npm ci (the dev dependency \`deno\` brings its binary)`);
+  const r = spawnSync(install.python, ['-c', 'from jupyter_core.paths import jupyter_data_dir; print(jupyter_data_dir())'], { encoding: 'utf8', env, timeout: 60_000 });
+  const dataDir = (r.stdout ?? '').trim().split('\n').pop();
+  if (r.status !== 0 || !dataDir) throw new UnavailableError(`${install.python} cannot say where Jupyter's per-user data is (${(r.stderr ?? '').trim().split('\n').pop() || `exit ${r.status}`}); pass --python`);
+  const dir = join(dataDir, 'kernels', 'deno');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'kernel.json'), `${JSON.stringify({ argv: [deno, 'jupyter', '--kernel', '--conn', '{connection_file}'], display_name: 'Deno', language: 'typescript' }, null, 2)}\n`);
+  return { state: 'installed', dir, why };
 }
 
 export type KernelState = { state: 'present'; dir: string } | { state: 'installed'; dir: string; why: string };
