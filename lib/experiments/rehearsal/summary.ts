@@ -15,6 +15,7 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomicSync } from '../../util/atomic-write.js';
+import { provenanceLines, rehearsalProvenance, type RehearsalProvenance } from './provenance.js';
 import { InputError } from '../../util/errors.js';
 import { tableToMarkdown, type SimpleTable } from '../../util/table.js';
 
@@ -42,7 +43,16 @@ export interface RehearsalRow {
   backend: string;
   /** Peak bytes of live tensors during the step, measured here. */
   peakBytes: number;
+  /** The run's projected H100 peak: the larger of the two below where a training row has them. */
   projectedPeakBytesH100: number;
+  /**
+   * Training rows: the projected H100 peak while the model is built and prepared for training
+   * (weights as instantiated, a LoRA row's frozen base stored in 16 or 4 bits), and the peak of
+   * the optimiser step after it (peak reset in between). A LoRA row whose load peak is far above
+   * its step peak held the float32 base before quantising it.
+   */
+  projectedLoadPeakBytesH100?: number;
+  projectedStepPeakBytesH100?: number;
   projectedHoursH100: number;
   /** How the hours were projected. */
   timeBasis: string;
@@ -50,6 +60,8 @@ export interface RehearsalRow {
   status: 'ok' | 'failed' | 'does-not-fit';
   /** Why a row failed or does not fit, and what will make it fit; empty for an ok row. */
   why: string;
+  /** Where the row was produced (stamped by `writeRehearsalRows` when absent). */
+  provenance?: RehearsalProvenance;
 }
 
 export interface RehearsalSummary {
@@ -101,7 +113,7 @@ export function rehearsalNotebookTable(rows: readonly RehearsalRow[], seeds = 3)
 export function rehearsalTable(rows: readonly RehearsalRow[], caption = 'Rehearsal: every planned run at the papers\' shapes, projected onto one H100 80 GB'): SimpleTable {
   return {
     caption,
-    columns: ['notebook', 'run', 'model', 'batch × length × accumulation', 'data', 'step here', 'peak here', 'H100 peak (projected)', 'H100 hours (projected)', 'status', 'why'],
+    columns: ['notebook', 'run', 'model', 'batch × length × accumulation', 'data', 'step here', 'peak here', 'H100 peak (projected)', 'of it: loading / step', 'H100 hours (projected)', 'status', 'why'],
     rows: rows.map((r) => [
       r.notebook,
       r.run,
@@ -111,11 +123,13 @@ export function rehearsalTable(rows: readonly RehearsalRow[], caption = 'Rehears
       r.stepSeconds === null ? `shape-only (${r.backend})` : `${r.stepSeconds.toFixed(1)} s (${r.backend})`,
       GB(r.peakBytes),
       GB(r.projectedPeakBytesH100),
+      r.projectedLoadPeakBytesH100 !== undefined && r.projectedStepPeakBytesH100 !== undefined ? `${GB(r.projectedLoadPeakBytesH100)} / ${GB(r.projectedStepPeakBytesH100)}` : '',
       hours(r.projectedHoursH100),
       r.status,
       r.why,
     ]),
     notes: [
+      'Loading / step: a training row\'s peak while its model is built and prepared for training (a LoRA row\'s frozen base stored in 16 or 4 bits), and the peak of the optimiser step after it; the H100 peak is the larger.',
       'H100 peak: bytes measured on the shape-only backend that mirrors cuda, calibrated once against the device peak on record (BERT-base 128×64, 41.3 GiB); H100 hours: the whole run at the H100 speed on record (BERT-base) or its FLOPs at that MFU (other models) — projections, not measurements.',
     ],
   };
@@ -128,13 +142,15 @@ function render(dir: string, all: readonly RehearsalRow[]): void {
   writeFileAtomicSync(join(dir, REHEARSAL_SUMMARY), `${JSON.stringify({ rows: all }, null, 1)}\n`);
   writeFileAtomicSync(
     join(dir, 'summary.md'),
-    `# Rehearsal\n\n${all.length} planned runs of ${new Set(all.map((r) => r.notebook)).size} notebooks: ${all.length - failed - tooBig} ok, ${tooBig} do not fit one H100 80 GB, ${failed} failed.\n\n${tableToMarkdown(rehearsalNotebookTable(all))}\n\n${tableToMarkdown(rehearsalTable(all))}\n`,
+    `# Rehearsal\n\n${all.length} planned runs of ${new Set(all.map((r) => r.notebook)).size} notebooks: ${all.length - failed - tooBig} ok, ${tooBig} do not fit one H100 80 GB, ${failed} failed.\n\n${tableToMarkdown(rehearsalNotebookTable(all))}\n\n${tableToMarkdown(rehearsalTable(all))}\n\nProvenance (each row's is in summary.json):\n\n${provenanceLines(all).map((l) => `- ${l}`).join('\n')}\n`,
   );
 }
 
 /** Adds `rows` of `notebook` to the summary in `dir` (replacing rows of the same run) and rewrites summary.md. */
 export function writeRehearsalRows(dir: string, notebook: string, rows: readonly RehearsalRow[]): string {
   const runs = new Set(rows.map((r) => r.run));
+  const provenance = rehearsalProvenance();
+  rows = rows.map((r) => (r.provenance ? r : { ...r, provenance }));
   const kept = readRehearsalSummary(dir).rows.filter((r) => !(r.notebook === notebook && runs.has(r.run)));
   const all = [...kept, ...rows].sort((a, b) => a.notebook.localeCompare(b.notebook));
   render(dir, all);

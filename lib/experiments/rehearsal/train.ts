@@ -23,7 +23,7 @@
  * marked "synthetic" in the row.
  */
 import { trackTensorMemory } from '../../backend/memory-tracking.js';
-import { measurePeakBytes } from '../../backend/shape-only/index.js';
+import { measurePeakBytes, shapeOnlyBackend } from '../../backend/shape-only/index.js';
 import { DATASETS, type DatasetId } from '../../data/registry.js';
 import { stsEvaluator } from '../../eval/pair-evaluators.js';
 import type { TextModel, TextTokenizer } from '../../models/types.js';
@@ -120,6 +120,11 @@ export interface RehearseTrainingOptions {
   backend: string;
   /** Run a micro-batch for real when it should take at most this long here (default 60 s; 0: never). */
   realStepSeconds?: number;
+  /**
+   * Run this many whole optimiser steps (every micro-batch of the accumulation) on the active
+   * backend whatever the model's size — on a GPU host (scripts/gpu-check/). Step seconds are their mean.
+   */
+  realSteps?: number;
 }
 
 /**
@@ -175,29 +180,42 @@ export async function rehearseTraining(o: RehearseTrainingOptions): Promise<Rehe
     const length = Math.max(...train.items.slice(0, c.batchSize).flatMap((e) => textsOf(e).map(count)));
 
     const realSeconds = (6 * spec.parameters * c.batchSize * TEXTS_PER_EXAMPLE[train.kind] * length) / CPU_TRAINING_FLOPS;
-    // 1. The whole optimiser step, shape-only (mirrors cuda): the device peak.
+    // 1. The whole optimiser step, shape-only (mirrors cuda): the device peak while the model is
+    //    built and prepared (a LoRA base stored in 16 or 4 bits), then, the peak reset, the step's.
+    let loadDeviceBytes = 0;
     const meta = await measurePeakBytes(async () => {
       const model = await instantiate(spec);
       try {
-        await oneStep(model, tok, recipe, train, accumulation);
+        const prepared = prepareStep(model, tok, recipe);
+        const backend = shapeOnlyBackend('cuda');
+        loadDeviceBytes = backend.memoryCounters().peakDeviceBytes;
+        backend.resetPeak();
+        await runSteps(prepared, train, accumulation, 1);
       } finally {
         model.dispose();
       }
     });
-    const projectedPeak = meta.peakDeviceBytes * o.calibration;
+    const projectedLoad = loadDeviceBytes * o.calibration;
+    const projectedStep = meta.peakDeviceBytes * o.calibration;
+    const projectedPeak = Math.max(projectedLoad, projectedStep);
 
-    // 2. One micro-batch for real where the model fits here.
+    // 2. Optimiser steps for real on the active backend: one micro-batch where the model fits here
+    //    and is cheap enough, or `realSteps` full steps whatever the size (a GPU host: gpu-check).
     let stepSeconds: number | null = null;
     let peakBytes = meta.peakBytes;
     let backend = `${meta.backend} (shape-only${spec.shapeOnly ? '' : `; a real step would take ~${Math.round(realSeconds / 60)} min here`})`;
-    if (!spec.shapeOnly && realSeconds <= (o.realStepSeconds ?? 60)) {
+    const forced = o.realSteps !== undefined && o.realSteps > 0;
+    if (forced || (!spec.shapeOnly && realSeconds <= (o.realStepSeconds ?? 60))) {
+      const steps = forced ? o.realSteps! : 1;
       const model = await instantiate(spec);
       try {
+        const prepared = prepareStep(model, tok, recipe);
+        const items = forced ? train.items : train.items.slice(0, c.batchSize);
         const t0 = performance.now();
-        const { memory } = await trackTensorMemory(() => oneStep(model, tok, recipe, { ...train, items: train.items.slice(0, c.batchSize) } as TrainingExamples, 1));
-        stepSeconds = (performance.now() - t0) / 1000;
+        const { memory } = await trackTensorMemory(() => runSteps(prepared, { ...train, items } as TrainingExamples, forced ? accumulation : 1, steps));
+        stepSeconds = (performance.now() - t0) / 1000 / steps;
         peakBytes = memory.peakBufferBytes + model.numParameters() * 4;
-        backend = o.backend;
+        backend = forced ? `${o.backend} (${steps} optimiser step(s), ${accumulation} micro-batch(es) each)` : o.backend;
       } finally {
         model.dispose();
       }
@@ -218,6 +236,8 @@ export async function rehearseTraining(o: RehearseTrainingOptions): Promise<Rehe
       backend,
       peakBytes,
       projectedPeakBytesH100: projectedPeak,
+      projectedLoadPeakBytesH100: projectedLoad,
+      projectedStepPeakBytesH100: projectedStep,
       projectedHoursH100: time.seconds / 3600,
       timeBasis: time.basis,
       fits80GB: fits,
@@ -229,12 +249,20 @@ export async function rehearseTraining(o: RehearseTrainingOptions): Promise<Rehe
   }
 }
 
-/** One optimiser step of `accumulation` micro-batches of the first examples, through the trainer (the code path of a real run). */
-async function oneStep(model: TextModel, tokenizer: TextTokenizer, recipe: Recipe, train: TrainingExamples, accumulation: number): Promise<void> {
-  const loaded = { model, tokenizer, id: recipe.name };
-  prepareRecipeModel(recipe, loaded as never, 0);
-  const trainer = new Trainer({ model: { model, tokenizer }, train, config: stepConfig(recipe, accumulation), progress: false });
-  await trainer.run({ stopAfterSteps: 1 });
+/** The model prepared as the recipe's run prepares it (LoRA, frozen base storage), with its trainer's inputs. */
+function prepareStep(model: TextModel, tokenizer: TextTokenizer, recipe: Recipe): { model: TextModel; tokenizer: TextTokenizer; recipe: Recipe } {
+  prepareRecipeModel(recipe, { model, tokenizer, id: recipe.name } as never, 0);
+  return { model, tokenizer, recipe };
+}
+
+/**
+ * `steps` optimiser steps of `accumulation` micro-batches of the first examples, through the
+ * trainer (the code path of a real run); the examples repeat when `steps` needs more of them.
+ */
+async function runSteps(p: ReturnType<typeof prepareStep>, train: TrainingExamples, accumulation: number, steps: number): Promise<void> {
+  const items = Array.from({ length: steps }, () => train.items).flat();
+  const trainer = new Trainer({ model: { model: p.model, tokenizer: p.tokenizer }, train: { ...train, items } as TrainingExamples, config: stepConfig(p.recipe, accumulation), progress: false });
+  await trainer.run({ stopAfterSteps: steps });
 }
 
 /** The row of a run that could not be rehearsed at all (its model cannot be had here). */

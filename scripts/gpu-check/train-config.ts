@@ -1,0 +1,252 @@
+/**
+ * One training configuration of the GPU check (model width, depth, batch, tape, checkpointing,
+ * attention, LoRA and frozen-base storage) and how it is measured: the trainer's optimizer step
+ * (lib/train/training-step.ts) on the active backend — its peak memory, its speed and the share of
+ * a step the host spends dispatching kernels — beside the shape-only backend's prediction of the
+ * same steps (lib/backend/shape-only: `meta` mirrors cuda, `meta-cpu` mirrors cpu).
+ *
+ * `tiny` shrinks a configuration to a few layers of width 64 and a batch of 2 × 16 for the dry run
+ * on a CPU: the same code paths (LoRA, NF4, checkpointing, blocked attention) at shapes a 2-core
+ * machine steps in a second.
+ */
+import { tf } from '../../lib/backend/index.js';
+import { trackTensorMemory } from '../../lib/backend/memory-tracking.js';
+import { measurePeakBytes, type ShapeOnlyMirror } from '../../lib/backend/shape-only/index.js';
+import { addLora } from '../../lib/models/adapters/lora.js';
+import type { LlamaModel } from '../../lib/models/llama/model.js';
+import { KNOWN_CONFIGS, modelFromConfig, type KnownModel } from '../../lib/models/model-from-config.js';
+import type { TextModel } from '../../lib/models/types.js';
+import type { BaseStorage } from '../../lib/ops/frozen-linear.js';
+import { AdamW } from '../../lib/train/adamw.js';
+import type { TrainingBatch } from '../../lib/train/batching.js';
+import { bindObjective } from '../../lib/train/objective.js';
+import { optimizerStep, type StepContext } from '../../lib/train/training-step.js';
+
+export interface TrainConfig {
+  /** Short label, unique within a step: 'bert-base 32x64 lean +ckpt'. */
+  name: string;
+  model: KnownModel;
+  /** Layers (reduced depth for the 7B/13B widths); the model's own when absent. */
+  layers?: number;
+  /** Pairs or triplets per micro-batch, tokens per row. */
+  examples: number;
+  length: number;
+  kind: 'pairs' | 'triplets';
+  lora?: { r: number; alpha: number; dropout: number };
+  baseStorage?: BaseStorage;
+  doubleQuant?: boolean;
+  checkpointing?: boolean;
+  attention?: 'plain' | 'blocked';
+  /** cuda matmul precision for the speed step. */
+  precision?: 'tf32' | 'fp32';
+}
+
+const BERT: KnownModel = 'google-bert/bert-base-uncased';
+const LLAMA7: KnownModel = 'NousResearch/Llama-2-7b-hf';
+const OPT13: KnownModel = 'facebook/opt-13b';
+
+/** The memory configurations the issue lists: BERT-base at three shapes × three variants; 7B/13B widths at 2 layers with LoRA over NF4 and fp16 bases, with checkpointing. */
+export function memoryConfigs(): TrainConfig[] {
+  const out: TrainConfig[] = [];
+  for (const [examples, length] of [[32, 64], [128, 64], [8, 512]] as const) {
+    out.push({ name: `bert-base ${examples}x${length} lean`, model: BERT, examples, length, kind: 'pairs' });
+    out.push({ name: `bert-base ${examples}x${length} lean +ckpt`, model: BERT, examples, length, kind: 'pairs', checkpointing: true });
+    out.push({ name: `bert-base ${examples}x${length} lean +blocked`, model: BERT, examples, length, kind: 'pairs', attention: 'blocked' });
+  }
+  const llamaLora = { r: 32, alpha: 32, dropout: 0.1 };
+  const optLora = { r: 64, alpha: 16, dropout: 0.05 };
+  for (const [storage, dq] of [['nf4', true], ['fp16', false]] as const) {
+    out.push({ name: `llama-2-7b width, 2 layers, 160x45 LoRA ${dq ? 'nf4-dq' : storage} +ckpt`, model: LLAMA7, layers: 2, examples: 160, length: 45, kind: 'pairs', lora: llamaLora, baseStorage: storage, doubleQuant: dq, checkpointing: true });
+    out.push({ name: `opt-13b width, 2 layers, 100x43 triplets LoRA ${dq ? 'nf4-dq' : storage} +ckpt`, model: OPT13, layers: 2, examples: 100, length: 43, kind: 'triplets', lora: optLora, baseStorage: storage, doubleQuant: dq, checkpointing: true });
+  }
+  return out;
+}
+
+/** The speed configurations: BERT-base's three shapes in TF32 and fp32 (PyTorch's peer runs these), and the two decoder widths in TF32. */
+export function speedConfigs(): TrainConfig[] {
+  const out: TrainConfig[] = [];
+  for (const c of memoryConfigs()) {
+    if (c.model === BERT && !c.checkpointing && !c.attention) for (const precision of ['tf32', 'fp32'] as const) out.push({ ...c, name: `${c.name} ${precision}`, precision });
+    if (c.model !== BERT && c.baseStorage === 'nf4') out.push({ ...c, name: `${c.name} tf32`, precision: 'tf32' });
+  }
+  return out;
+}
+
+/** The configuration at dry-run size: 2 layers of width 64 (the decoders' vocabulary 512), 2 × 16. */
+export function tiny(c: TrainConfig): TrainConfig {
+  return { ...c, layers: 2, examples: 2, length: 16 };
+}
+
+/** The model config of `c`: the known config at `c.layers`, or its dry-run shrink. */
+export function modelConfig(c: TrainConfig, small: boolean): Record<string, unknown> {
+  const base = { ...KNOWN_CONFIGS[c.model] } as Record<string, unknown>;
+  if (c.layers !== undefined) base.num_hidden_layers = c.layers;
+  return small ? shrinkConfig(base, { vocab: true }) : base;
+}
+
+/**
+ * A model config at dry-run size: 2 layers of width 64, 4 heads; a vocabulary of 512 for decoders
+ * (the rehearsal's tokenizers fold their ids into it) and, with `vocab`, for BERT too (synthetic ids;
+ * BERT's rehearsal tokenizer is not folded, so there it keeps its own).
+ */
+export function shrinkConfig(base: Readonly<Record<string, unknown>>, o: { vocab?: boolean } = {}): Record<string, unknown> {
+  const shrunk: Record<string, unknown> = { ...base, hidden_size: 64, num_attention_heads: 4, num_hidden_layers: 2 };
+  if ('intermediate_size' in base) shrunk.intermediate_size = 128;
+  if ('num_key_value_heads' in base) shrunk.num_key_value_heads = 4;
+  if ('ffn_dim' in base) shrunk.ffn_dim = 128;
+  if ('word_embed_proj_dim' in base) shrunk.word_embed_proj_dim = 64;
+  if (base.model_type !== 'bert' || o.vocab) shrunk.vocab_size = 512;
+  return shrunk;
+}
+
+export function rowsOf(c: Pick<TrainConfig, 'examples' | 'kind'>): number {
+  return c.examples * (c.kind === 'pairs' ? 2 : 3);
+}
+
+/** A synthetic batch of `c`'s shape, every token real (the longest batch is the worst case). */
+function batchOf(c: TrainConfig, vocab: number): TrainingBatch {
+  const rows = rowsOf(c);
+  const T = c.length;
+  const ids = new Int32Array(rows * T);
+  for (let i = 0; i < ids.length; i++) ids[i] = 5 + ((i * 7919) % (vocab - 5));
+  return {
+    epoch: 0,
+    index: 0,
+    examples: new Uint32Array(c.examples),
+    tokens: { inputIds: ids, tokenTypeIds: new Int32Array(rows * T), attentionMask: new Int32Array(rows * T).fill(1), batch: rows, seqLen: T },
+    labels: c.kind === 'pairs' ? Array.from({ length: c.examples }, (_, i) => i % 6) : [],
+    keys: Array.from({ length: rows }, (_, i) => `row ${i}`),
+    realTokens: rows * T,
+  };
+}
+
+/** Builds the model of `c` on the active backend and runs `warmup + steps` optimizer steps; `onTimed` wraps the timed ones. */
+async function buildAndStep(c: TrainConfig, small: boolean, warmup: number, steps: number, onTimed?: (run: () => Promise<void>) => Promise<void>): Promise<void> {
+  const config = modelConfig(c, small);
+  const model = modelFromConfig(config, { init: 'normal', seed: 1, dropoutSeed: 3 }) as TextModel;
+  const objective = bindObjective(c.kind === 'pairs' ? { name: 'angle', loss: { weights: { cosine: 1, ibn: 0, angle: 0 } } } : { name: 'simcse' }, c.kind);
+  let optimizer: AdamW | undefined;
+  try {
+    if (c.lora) addLora(model as LlamaModel, { ...c.lora, targetModules: 'all-linear' }, 0);
+    if (c.baseStorage && c.baseStorage !== 'fp32') (model as LlamaModel).storeFrozenBase(c.baseStorage, { doubleQuant: c.doubleQuant });
+    const trainable = model.trainableParameters();
+    optimizer = new AdamW(trainable, { weightDecay: 0.01 });
+    const ctx: StepContext = {
+      model,
+      trainable,
+      pooling: c.lora ? 'last' : 'cls',
+      padSide: 'right',
+      objective: objective.loss,
+      optimizer,
+      gradients: 'lean',
+      checkpointing: c.checkpointing,
+      attention: c.attention,
+    };
+    const batch = batchOf(c, Number(config.vocab_size));
+    for (let i = 0; i < warmup; i++) await optimizerStep(ctx, [batch], 1e-5);
+    const timed = async () => {
+      for (let i = 0; i < steps; i++) await optimizerStep(ctx, [batch], 1e-5);
+    };
+    if (onTimed) await onTimed(timed);
+    else await timed();
+  } finally {
+    optimizer?.dispose();
+    objective.dispose();
+    model.dispose();
+  }
+}
+
+/** The cuda module when the active backend is cuda (device statistics, synchronisation). */
+async function cudaModule(): Promise<typeof import('../../lib/backend/cuda/index.js') | undefined> {
+  if (tf.getBackend() !== 'cuda') return undefined;
+  return import('../../lib/backend/cuda/index.js');
+}
+
+export interface MemoryResult {
+  /** The backend that measured, e.g. 'cuda' or 'cpu'. */
+  backend: string;
+  /** Measured: on cuda the allocator's peak bytes in use since the process started (one configuration per process); on cpu tfjs's peak buffer bytes over the same work. */
+  measuredPeakBytes: number;
+  /** cuda only: bytes held from the driver (in use + cached) after the steps. */
+  reservedBytes?: number;
+  /** The shape-only backend mirroring this backend, the same work: device size classes on cuda, buffer bytes on cpu. */
+  predictedPeakBytes: number;
+  predictedBy: string;
+  /** measured / predicted. */
+  ratio: number;
+}
+
+/** Model build + 2 optimizer steps, measured on the active backend and predicted on its shape-only mirror. */
+export async function measureMemory(c: TrainConfig, small: boolean): Promise<MemoryResult> {
+  const backend = tf.getBackend();
+  const mirrors: ShapeOnlyMirror = backend === 'cuda' ? 'cuda' : 'cpu';
+  const predicted = await measurePeakBytes(() => buildAndStep(c, small, 1, 1), { mirrors });
+  const predictedPeakBytes = mirrors === 'cuda' ? predicted.peakDeviceBytes : predicted.peakBufferBytes;
+  const cuda = await cudaModule();
+  if (cuda) {
+    await buildAndStep(c, small, 1, 1);
+    cuda.cudaSynchronize();
+    const s = cuda.cudaMemoryStats();
+    return { backend, measuredPeakBytes: s.peakInUse, reservedBytes: s.inUse + s.cached, predictedPeakBytes, predictedBy: predicted.backend, ratio: s.peakInUse / predictedPeakBytes };
+  }
+  const { memory } = await trackTensorMemory(() => buildAndStep(c, small, 1, 1));
+  return { backend, measuredPeakBytes: memory.peakBufferBytes, predictedPeakBytes, predictedBy: predicted.backend, ratio: memory.peakBufferBytes / predictedPeakBytes };
+}
+
+export interface SpeedResult {
+  backend: string;
+  precision?: string;
+  steps: number;
+  secondsPerStep: number;
+  tokensPerSecond: number;
+  /** Host milliseconds inside tfjs's kernel dispatch per step, and their share of the step's wall time (on cpu the kernels compute while dispatched, so there it is the compute share). */
+  dispatchMsPerStep: number;
+  dispatchShare: number;
+  kernelsPerStep: number;
+}
+
+/** `warmup` steps, then `steps` timed ones (between device synchronisations on cuda). */
+export async function measureSpeed(c: TrainConfig, small: boolean, warmup: number, steps: number): Promise<SpeedResult> {
+  const cuda = await cudaModule();
+  if (cuda && c.precision) cuda.setCudaMatmulPrecision(c.precision);
+  let seconds = 0;
+  let dispatchMs = 0;
+  let kernels = 0;
+  await buildAndStep(c, small, warmup, steps, async (run) => {
+    const engine = tf.engine() as unknown as { runKernel: (...a: unknown[]) => unknown };
+    const original = engine.runKernel;
+    // Outermost calls only: a kernel that dispatches others is counted once.
+    let depth = 0;
+    engine.runKernel = function (...a: unknown[]) {
+      const t = performance.now();
+      depth++;
+      try {
+        return original.apply(this, a);
+      } finally {
+        depth--;
+        kernels++;
+        if (depth === 0) dispatchMs += performance.now() - t;
+      }
+    };
+    cuda?.cudaSynchronize();
+    const t0 = performance.now();
+    try {
+      await run();
+      cuda?.cudaSynchronize();
+    } finally {
+      seconds = (performance.now() - t0) / 1000;
+      engine.runKernel = original;
+    }
+  });
+  const tokens = rowsOf(c) * c.length * steps;
+  return {
+    backend: tf.getBackend(),
+    precision: cuda ? (c.precision ?? 'tf32') : undefined,
+    steps,
+    secondsPerStep: seconds / steps,
+    tokensPerSecond: tokens / seconds,
+    dispatchMsPerStep: dispatchMs / steps,
+    dispatchShare: dispatchMs / 1000 / seconds,
+    kernelsPerStep: Math.round(kernels / steps),
+  };
+}
