@@ -13,6 +13,13 @@
  *     size class), i.e. `cudaMemoryStats().inUse`. Blocks the allocator caches after a free are
  *     not counted (they are reusable, as PyTorch's `memory_reserved` minus `memory_allocated`).
  *
+ * It also counts, per kernel, the host dispatches (every kernel call that reaches the backend: on
+ * cuda each is a JavaScript → N-API round trip) and the device kernel launches the cuda backend would
+ * make for them (`dispatchCounts`): none for a kernel that only shares a buffer (Reshape, Identity,
+ * a same-dtype Cast, ...), else the native function's launches (CUDA_LAUNCHES; one unless listed).
+ * The counts are a model of native/src, not a trace of it: cuBLASLt may run more than one kernel
+ * for one matmul, and the first call of a matmul shape also autotunes.
+ *
  * Reads return ones: there are no values, and a constant that is finite and non-zero lets the
  * checks code makes on values it reads back (no NaN loss, no all-zero embedding row before the
  * angle objective's complex division) pass as they would on real data. Code whose control flow
@@ -48,6 +55,23 @@ export interface ShapeOnlyMemory {
   reads: number;
 }
 
+/** Host dispatches and device launches, in total and per kernel name. */
+export interface DispatchCounts {
+  dispatches: number;
+  launches: number;
+  byKernel: Record<string, { dispatches: number; launches: number }>;
+}
+
+/**
+ * Device launches of the cuda backend's kernels that launch more than one CUDA kernel
+ * (native/src: the host function's <<<>>> launches on its usual path); every other kernel that
+ * writes a buffer launches one.
+ */
+export const CUDA_LAUNCHES: Readonly<Record<string, number>> = {
+  AngleLayerNormGrad: 2, // lnBackwardDx, lnBackwardParams (fused.cu)
+  AngleAttentionGrad: 3, // rowDot, dQ, dK/dV (attention.cu)
+};
+
 function bytesPerElement(dtype: tf.DataType): number {
   if (dtype === 'bool') return 1;
   if (dtype === 'float32' || dtype === 'int32') return 4;
@@ -64,6 +88,7 @@ export class ShapeOnlyBackend extends tf.KernelBackend {
   private readonly store: tf.DataStorage<ShapeOnlyData>;
   private static nextId = 0;
   private counters: ShapeOnlyMemory = { liveBytes: 0, peakBytes: 0, liveDeviceBytes: 0, peakDeviceBytes: 0, liveBuffers: 0, allocations: 0, reads: 0 };
+  private dispatch: DispatchCounts = { dispatches: 0, launches: 0, byKernel: {} };
 
   constructor(
     /** The tfjs name it is registered under. */
@@ -172,6 +197,32 @@ export class ShapeOnlyBackend extends tf.KernelBackend {
   }
 
   // ---- accounting -------------------------------------------------------------------------------
+
+  /** Runs one kernel call and counts its dispatch and launches (./index.ts wraps every kernel with this). */
+  countDispatch<T>(kernelName: string, run: () => T): T {
+    const before = this.counters.allocations;
+    const out = run();
+    // No new buffer (outputs or scratch): the kernel only shared an input's buffer, nothing ran on the device.
+    const launches = this.counters.allocations > before ? (CUDA_LAUNCHES[kernelName] ?? 1) : 0;
+    const d = this.dispatch;
+    const k = (d.byKernel[kernelName] ??= { dispatches: 0, launches: 0 });
+    d.dispatches++;
+    d.launches += launches;
+    k.dispatches++;
+    k.launches += launches;
+    return out;
+  }
+
+  /** Dispatches and launches since the backend started or `resetDispatchCounts` (a copy). */
+  dispatchCounts(): DispatchCounts {
+    const byKernel: DispatchCounts['byKernel'] = {};
+    for (const [k, v] of Object.entries(this.dispatch.byKernel)) byKernel[k] = { ...v };
+    return { dispatches: this.dispatch.dispatches, launches: this.dispatch.launches, byKernel };
+  }
+
+  resetDispatchCounts(): void {
+    this.dispatch = { dispatches: 0, launches: 0, byKernel: {} };
+  }
 
   /** Live and peak bytes (a copy). */
   memoryCounters(): ShapeOnlyMemory {

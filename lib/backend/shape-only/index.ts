@@ -40,7 +40,7 @@ import { trackTensorMemory, type TensorMemoryPeak } from '../memory-tracking.js'
 import { ShapeOnlyBackend, type ShapeOnlyMemory } from './backend.js';
 import { FUSED_SHAPE_KERNELS, SHAPE_ONLY_KERNELS } from './kernels.js';
 
-export { ShapeOnlyBackend, type ShapeOnlyMemory } from './backend.js';
+export { CUDA_LAUNCHES, ShapeOnlyBackend, type DispatchCounts, type ShapeOnlyMemory } from './backend.js';
 export { deviceSizeClass } from './device-allocator.js';
 
 /** The shape-only backend that stands in for `cuda`. */
@@ -62,7 +62,8 @@ function register(name: string, mirrors: ShapeOnlyMirror): ShapeOnlyBackend {
   registerBackendCapabilities(name, { matMulTransposeIsFree: mirrors === 'cuda' });
   const kernels = mirrors === 'cuda' ? [...SHAPE_ONLY_KERNELS, ...FUSED_SHAPE_KERNELS] : SHAPE_ONLY_KERNELS;
   for (const k of kernels) {
-    if (!tf.getKernel(k.kernelName, name)) tf.registerKernel({ kernelName: k.kernelName, backendName: name, kernelFunc: k.kernelFunc as unknown as tf.KernelFunc });
+    const kernelFunc = ((args: Parameters<tf.KernelFunc>[0]) => instance.countDispatch(k.kernelName, () => (k.kernelFunc as unknown as tf.KernelFunc)(args))) as tf.KernelFunc;
+    if (!tf.getKernel(k.kernelName, name)) tf.registerKernel({ kernelName: k.kernelName, backendName: name, kernelFunc });
   }
   backends.set(name, b);
   return b;

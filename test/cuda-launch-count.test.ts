@@ -1,0 +1,63 @@
+/**
+ * The shape-only backend's count of host dispatches and device launches (what bench/cuda-launches.ts
+ * records per training step for issue 39): a kernel that only shares a buffer (Reshape, Identity)
+ * is a dispatch without a launch, a kernel that writes a buffer launches once, the multi-kernel
+ * natives (LayerNorm's and fused attention's backward) launch what their .cu functions launch, and a
+ * whole tiny BERT training step adds up per kernel.
+ */
+import assert from 'node:assert/strict';
+import { before, test } from 'node:test';
+import { initBackend, tf } from '../lib/backend/index.js';
+import { CUDA_LAUNCHES, shapeOnlyBackend, withShapeOnlyBackend } from '../lib/backend/shape-only/index.js';
+import { fusedAttention } from '../lib/ops/fused-attention.js';
+import { fusedLayerNorm } from '../lib/ops/layer-norm.js';
+import { countStepLaunches } from '../bench/cuda-launches.js';
+
+before(async () => {
+  await initBackend('cpu', { quiet: true });
+});
+
+test('reshape and identity dispatch without launching; matmul, LayerNorm and attention launch what their native functions launch', async () => {
+  await withShapeOnlyBackend(() => {
+    const b = shapeOnlyBackend('cuda');
+    const x = tf.ones([4, 6, 8]);
+    b.resetDispatchCounts();
+    tf.tidy(() => {
+      const r = tf.reshape(x, [24, 8]);
+      tf.clone(r);
+      tf.matMul(r, tf.ones([8, 3]));
+    });
+    let c = b.dispatchCounts();
+    assert.deepEqual(c.byKernel.Reshape, { dispatches: 1, launches: 0 });
+    assert.deepEqual(c.byKernel.Identity, { dispatches: 1, launches: 0 });
+    assert.deepEqual(c.byKernel.BatchMatMul, { dispatches: 1, launches: 1 });
+    b.resetDispatchCounts();
+    tf.tidy(() => {
+      const g = tf.ones([8]);
+      tf.grads((a: tf.Tensor) => tf.sum(fusedLayerNorm(a, g, g, 1e-5)))([x]);
+      const q = tf.ones([2, 4, 5, 8]);
+      const kv = tf.ones([2, 2, 5, 8]);
+      tf.grads((a: tf.Tensor, k: tf.Tensor, v: tf.Tensor) => tf.sum(fusedAttention(a, k, v)))([q, kv, kv]);
+    });
+    c = b.dispatchCounts();
+    assert.deepEqual(c.byKernel.AngleLayerNormGrad, { dispatches: 1, launches: CUDA_LAUNCHES.AngleLayerNormGrad });
+    assert.deepEqual(c.byKernel.AngleAttention, { dispatches: 1, launches: 1 });
+    assert.deepEqual(c.byKernel.AngleAttentionGrad, { dispatches: 1, launches: 3 });
+    x.dispose();
+  });
+});
+
+test('a BERT-base training step: dispatches and launches add up per kernel, and shape-only kernels are most of the dispatches', async () => {
+  const c = await countStepLaunches({ name: 'bert-base-4x16', arch: 'bert', pairs: 4, tokens: 16 });
+  const kernels = Object.values(c.byKernel);
+  assert.equal(kernels.reduce((s, k) => s + k.dispatches, 0), c.dispatches);
+  assert.equal(kernels.reduce((s, k) => s + k.launches, 0), c.launches);
+  assert.ok(c.launches < c.dispatches, `${c.launches} launches, ${c.dispatches} dispatches`);
+  // 12 layers: at least the six projections' matmuls forward and two per matmul backward.
+  assert.ok(c.byKernel.BatchMatMul.launches >= 12 * 6 * 3, `${c.byKernel.BatchMatMul.launches} matmul launches`);
+  // One AdamW launch per trainable tensor of BERT-base (199 minus the frozen/unused ones).
+  assert.ok(c.byKernel.AngleAdamW.launches > 190, `${c.byKernel.AngleAdamW.launches} AdamW launches`);
+  assert.equal(c.byKernel.Reshape.launches, 0);
+  const shapeOnly = c.byKernel.Reshape.dispatches + (c.byKernel.Identity?.dispatches ?? 0);
+  assert.ok(shapeOnly > 0.3 * c.dispatches, `Reshape and Identity: ${shapeOnly} of ${c.dispatches} dispatches`);
+});
