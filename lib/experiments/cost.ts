@@ -9,7 +9,7 @@
 import { loadModel } from '../models/auto.js';
 import { Trainer } from '../train/trainer.js';
 import type { Recipe } from './recipes/recipe.js';
-import { prepareRecipeModel, recipeTaskData, trainingData } from './run-recipe.js';
+import { prepareRecipeModel, recipeLoadOptions, recipeTaskData, trainingData } from './run-recipe.js';
 import type { TaskData } from './tasks.js';
 
 export interface CostEstimate {
@@ -28,7 +28,7 @@ export interface CostEstimate {
 
 /** Measures and extrapolates one recipe's cost on `model` (loaded afresh and disposed); see the file comment. */
 export async function estimateCost(recipe: Recipe, model: string, data: TaskData, trainExamples?: number): Promise<CostEstimate> {
-  const m = await loadModel(model);
+  const m = await loadModel(model, recipeLoadOptions(recipe));
   try {
     prepareRecipeModel(recipe, m, 0);
     const prompted = recipeTaskData(recipe, data, m.tokenizer);

@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import type { Evaluator } from '../eval/evaluator.js';
 import { addLora, DEFAULT_LORA_TARGETS, type LoraConfig } from '../models/adapters/lora.js';
 import type { AdaptableModel } from '../models/adapters/types.js';
-import { loadModel } from '../models/auto.js';
+import { loadModel, type LoadModelOptions } from '../models/auto.js';
 import type { LoadedModel, TextTokenizer } from '../models/types.js';
 import { collectProvenance } from '../report/provenance.js';
 import type { PaperCell } from '../report/run-record.js';
@@ -161,6 +161,16 @@ function isAdaptable(m: object): m is AdaptableModel {
 }
 
 /**
+ * How a recipe's model is loaded: a LoRA run's 16-bit or NF4 frozen base is stored while the
+ * checkpoint is read (lib/models/frozen-base.ts), so the float32 model never exists on the host
+ * or the device; prepareRecipeModel then finds it stored. The same numbers as storing it after a
+ * float32 load (test/frozen-base-load.test.ts).
+ */
+export function recipeLoadOptions(recipe: Recipe): LoadModelOptions {
+  return recipe.lora && recipe.baseStorage ? { frozenBase: recipe.baseStorage } : {};
+}
+
+/**
  * Adds the recipe's LoRA adapters to a freshly loaded model (the base frozen), seeded by the run's
  * seed; returns what the record keeps of them, or undefined for a recipe without adapters.
  */
@@ -188,7 +198,7 @@ export function prepareRecipeModel(recipe: Recipe, m: LoadedModel, seed: number)
 
 /** Trains (or reuses, or resumes) one recipe at one seed; see the file comment. */
 export async function runRecipe(o: RunRecipeOptions): Promise<RecipeRun> {
-  const m = await loadModel(o.model);
+  const m = await loadModel(o.model, recipeLoadOptions(o.recipe));
   try {
     const data = recipeTaskData(o.recipe, o.data, m.tokenizer);
     const train = trainingData(o.recipe, data, o.trainExamples);

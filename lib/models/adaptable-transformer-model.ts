@@ -12,7 +12,8 @@ import { isShapeOnlyBackend } from '../backend/shape-only/index.js';
 import { disposeFrozenWeight, frozenLinear, frozenWeightBytes, makeFrozenWeight, type BaseStorage, type FrozenWeight } from '../ops/frozen-linear.js';
 import { InputError } from '../util/errors.js';
 import type { AdapterContext, LinearAdapter } from './adapters/types.js';
-import { TransformerModel, type TransformerDimensions } from './transformer-model.js';
+import { frozenWeightFromCheckpoint, type FrozenBaseLoad } from './frozen-base.js';
+import { TransformerModel, type InitialWeight, type TransformerDimensions } from './transformer-model.js';
 
 /** A parameter's current value, as written to a checkpoint. */
 export interface BaseWeight {
@@ -23,12 +24,32 @@ export interface BaseWeight {
 export abstract class AdaptableTransformerModel<C extends TransformerDimensions> extends TransformerModel<C> {
   private readonly attached = new Map<string, LinearAdapter>();
 
+  /**
+   * `frozenBase`: the linear weights it names are stored in 16 or 4 bits as they arrive from
+   * `weights` (./frozen-base.ts), never as float32 variables — what `storeFrozenBase` gives after a
+   * float32 load, without the float32 model ever existing.
+   */
+  constructor(architecture: string, config: C, weights: ReadonlyMap<string, InitialWeight>, dropoutSeed = 0, frozenBase?: FrozenBaseLoad) {
+    const stored = new Map<string, FrozenWeight>();
+    const adopt = frozenBase
+      ? (name: string, t: InitialWeight): boolean => {
+          const module = name.endsWith('.weight') ? name.slice(0, -'.weight'.length) : undefined;
+          const shape = module === undefined ? undefined : frozenBase.modules.get(module);
+          if (module === undefined || shape === undefined) return false;
+          stored.set(module, frozenWeightFromCheckpoint(name, t, shape, frozenBase.spec));
+          return true;
+        }
+      : undefined;
+    super(architecture, config, weights, dropoutSeed, adopt);
+    for (const [module, w] of stored) this.storedBases.set(module, w);
+  }
+
   /** Every linear layer an adapter may wrap: module name -> [out, in] (the layers of the blocks, not the LM head). */
   abstract linearModules(): Map<string, readonly [number, number]>;
 
   attachAdapter(module: string, adapter: LinearAdapter): void {
     const modules = this.linearModules();
-    if (!modules.has(module) || !this.params.has(`${module}.weight`)) {
+    if (!modules.has(module) || !(this.params.has(`${module}.weight`) || this.storedBases.has(module))) {
       const example = modules.keys().next().value ?? '(none)';
       throw new InputError(`'${module}' is not a linear module of this model (e.g. ${example})`);
     }
@@ -69,8 +90,9 @@ export abstract class AdaptableTransformerModel<C extends TransformerDimensions>
    * its double quantisation) — instead of float32, and frees the float32 copy. Call after
    * attaching adapters (they freeze the base); trainable weights and biases stay float32. On the
    * shape-only backend no values are read (the stored tensors only have their sizes). Returns the
-   * modules stored. Afterwards mergeLora and baseWeights() have no float32 base to work on for
-   * those modules.
+   * modules stored (none when the base was stored while loading: ./frozen-base.ts, which gives the
+   * same numbers without the float32 model ever existing). Afterwards mergeLora and baseWeights()
+   * have no float32 base to work on for those modules.
    */
   storeFrozenBase(format: Exclude<BaseStorage, 'fp32'>, opts: { doubleQuant?: boolean } = {}): string[] {
     const stored: string[] = [];
@@ -86,6 +108,11 @@ export abstract class AdaptableTransformerModel<C extends TransformerDimensions>
       stored.push(module);
     }
     return stored;
+  }
+
+  /** The frozen weights kept in 16 or 4 bits, by module (read only: the model owns them). */
+  frozenBaseWeights(): ReadonlyMap<string, FrozenWeight> {
+    return this.storedBases;
   }
 
   /** Bytes of the frozen weights kept in 16 or 4 bits. */

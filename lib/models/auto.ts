@@ -19,6 +19,7 @@ import { ensureBackend } from '../backend/index.js';
 import { InputError, UnknownNameError } from '../util/errors.js';
 import { loadBert } from './bert/load.js';
 import { bertOnnxExporter } from './bert/onnx-graph.js';
+import { checkFrozenBaseSpec, type FrozenBaseSpec } from './frozen-base.js';
 import type { OnnxExporter } from './onnx/exporter.js';
 import { LLAMA_MODEL_TYPES } from './llama/config.js';
 import { isLlama2cDir, loadLlama, loadLlamaModel } from './llama/load.js';
@@ -43,6 +44,11 @@ export interface LoadModelOptions {
   weightFiles?: string[];
   /** Seed of dropout masks in training mode. */
   dropoutSeed?: number;
+  /**
+   * Store a decoder's linear weights in 16 or 4 bits as they load, never as float32 (the frozen
+   * base of a LoRA run, ./frozen-base.ts); architectures without adaptable layers refuse it.
+   */
+  frozenBase?: FrozenBaseSpec;
   /** Hub options (endpoint, cache dir, offline, token, progress). */
   hub?: Omit<ResolveRepoFilesOptions, 'repo' | 'files' | 'optionalFiles' | 'revision'>;
 }
@@ -55,12 +61,14 @@ interface Architecture {
   build(dir: string, config: Record<string, unknown>, configFile: string, weightFiles: string[], opts: LoadModelOptions): { model: TextModel; tokenizer: TextTokenizer };
   /** Its ONNX exporter, when ONNX Runtime can run it (./onnx/exporter.ts says what one is). */
   onnx?: OnnxExporter;
+  /** Whether it can store a frozen base while loading (LoadModelOptions.frozenBase). */
+  frozenBase?: boolean;
 }
 
 const ARCHITECTURES: readonly Architecture[] = [
   { modelTypes: ['bert'], build: (dir, cfg, file, files, o) => loadBert(dir, cfg, file, files, o), onnx: bertOnnxExporter },
-  { modelTypes: LLAMA_MODEL_TYPES, build: (dir, cfg, file, files, o) => loadLlama(dir, cfg, file, files, o) },
-  { modelTypes: OPT_MODEL_TYPES, build: (dir, cfg, file, files, o) => loadOpt(dir, cfg, file, files, o) },
+  { modelTypes: LLAMA_MODEL_TYPES, build: (dir, cfg, file, files, o) => loadLlama(dir, cfg, file, files, o), frozenBase: true },
+  { modelTypes: OPT_MODEL_TYPES, build: (dir, cfg, file, files, o) => loadOpt(dir, cfg, file, files, o), frozenBase: true },
 ];
 
 /** The config.json `model_type`s loadModel can build. */
@@ -153,6 +161,11 @@ export async function resolveModelDir(
   return { dir: first.dir, source: 'hub', commit: first.commit };
 }
 
+/** The checked frozen-base spec of the options, if any. */
+function frozenBase(opts: LoadModelOptions): FrozenBaseSpec | undefined {
+  return opts.frozenBase ? checkFrozenBaseSpec(opts.frozenBase) : undefined;
+}
+
 /** Loads config, tokenizer and weights, checking each, and builds the model its config names. */
 export async function loadModel(idOrPath: string, opts: LoadModelOptions = {}): Promise<LoadedModel> {
   // Weights become tfjs tensors: without initBackend() the default backend starts here.
@@ -164,13 +177,14 @@ export async function loadModel(idOrPath: string, opts: LoadModelOptions = {}): 
   const configPath = join(dir, 'config.json');
   if (!existsSync(configPath)) {
     // llama2.c's own layout (a checkpoint .bin and tokenizer.bin, no config.json).
-    if (isLlama2cDir(dir)) return { ...(await loadLlamaModel(dir, { dropoutSeed: opts.dropoutSeed })), id: idOrPath, source, commit };
+    if (isLlama2cDir(dir)) return { ...(await loadLlamaModel(dir, { dropoutSeed: opts.dropoutSeed, frozenBase: frozenBase(opts) })), id: idOrPath, source, commit };
     throw new InputError('model directory has no config.json (and is not a llama2.c folder: a checkpoint .bin with its tokenizer.bin)', { file: dir });
   }
   const config = readConfigJson(configPath);
   const arch = architectureOf(config, configPath);
+  if (opts.frozenBase && !arch.frozenBase) throw new InputError(`a ${opts.frozenBase.format} frozen base is stored while loading a decoder (LLaMA, OPT); this is a ${String(config.model_type ?? 'bert')} model`, { file: configPath });
   const files = opts.weightFiles ?? weightFiles(dir);
-  const { model, tokenizer } = arch.build(dir, config, configPath, files, opts);
+  const { model, tokenizer } = arch.build(dir, config, configPath, files, { ...opts, frozenBase: frozenBase(opts) });
   if (!st) return { id: idOrPath, dir, source, commit, model, tokenizer, weightsSha256: await weightsSha256(files), weightFiles: files };
   // The modules' weights (Dense, ...) change the embeddings too, so they are part of the identity.
   const all = [...files, ...st.weightFiles];

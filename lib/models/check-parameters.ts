@@ -9,7 +9,12 @@ import { InputError } from '../util/errors.js';
 export interface CheckpointTensor {
   shape: number[];
   data: ArrayLike<number>;
+  /** The stored dtype, where the reader says it: then `data` is not touched here (a lazy source reads it when touched). */
+  dtype?: string;
 }
+
+/** The stored dtypes that are read as float32 (../models/safetensors.ts). */
+const FLOAT_DTYPES: ReadonlySet<string> = new Set(['F64', 'F32', 'F16', 'BF16']);
 
 export interface FitParametersOptions {
   /** The checkpoint file, for the error. */
@@ -38,7 +43,7 @@ export function fitParameters<T extends CheckpointTensor>(found: ReadonlyMap<str
       mismatched.push(`${name}: checkpoint ${JSON.stringify(t.shape)}, config expects ${JSON.stringify(shape)}`);
       continue;
     }
-    if (!(t.data instanceof Float32Array)) {
+    if (!(t.dtype !== undefined ? FLOAT_DTYPES.has(t.dtype) : t.data instanceof Float32Array)) {
       mismatched.push(`${name}: integer tensor where a float parameter is expected`);
       continue;
     }

@@ -18,6 +18,7 @@ import { isShapeOnlyBackend } from '../backend/shape-only/index.js';
 import { mulberry32 } from '../util/mulberry32.js';
 import { InputError, UnknownNameError } from '../util/errors.js';
 import { parseBertConfig } from './bert/config.js';
+import { checkFrozenBaseSpec, type FrozenBaseSpec } from './frozen-base.js';
 import { BertModel } from './bert/model.js';
 import { bertParameterShapes } from './bert/weights.js';
 import { parseLlamaConfig } from './llama/config.js';
@@ -86,6 +87,11 @@ export interface ModelFromConfigOptions {
   seed?: number;
   /** The model's dropout seed (default 0). */
   dropoutSeed?: number;
+  /**
+   * A decoder's linear weights stored in 16 or 4 bits as they are made, never as float32
+   * (./frozen-base.ts): on the shape-only backend, the frozen base's real sizes from the start.
+   */
+  frozenBase?: FrozenBaseSpec;
 }
 
 interface Weight {
@@ -216,17 +222,19 @@ export function modelFromConfig(config: Readonly<Record<string, unknown>>, opts:
   const type = raw.model_type;
   // HF's standard deviation of the initial weights: initializer_range (BERT, LLaMA), init_std (OPT).
   const std = typeof raw.initializer_range === 'number' ? raw.initializer_range : typeof raw.init_std === 'number' ? raw.init_std : 0.02;
+  const frozenBase = opts.frozenBase ? checkFrozenBaseSpec(opts.frozenBase) : undefined;
   if (type === 'bert') {
+    if (frozenBase) throw new InputError(`a ${frozenBase.format} frozen base is for a decoder's linear layers (LLaMA, OPT), not BERT`);
     const cfg = parseBertConfig(raw, 'config');
     return new BertModel(cfg, new LazyWeights(bertParameterShapes(cfg), valueMaker(opts, std)), opts.dropoutSeed ?? 0);
   }
   if (type === 'llama') {
     const cfg = parseLlamaConfig(raw, 'config');
-    return new LlamaModel(cfg, new LazyWeights(llamaParameterShapes(cfg), valueMaker(opts, std)), opts.dropoutSeed ?? 0);
+    return new LlamaModel(cfg, new LazyWeights(llamaParameterShapes(cfg), valueMaker(opts, std)), opts.dropoutSeed ?? 0, frozenBase);
   }
   if (type === 'opt') {
     const cfg = parseOptConfig(raw, 'config');
-    return new OptModel(cfg, new LazyWeights(optParameterShapes(cfg), valueMaker(opts, std)), opts.dropoutSeed ?? 0);
+    return new OptModel(cfg, new LazyWeights(optParameterShapes(cfg), valueMaker(opts, std)), opts.dropoutSeed ?? 0, frozenBase);
   }
   throw new InputError(`config model_type ${JSON.stringify(type)}: modelFromConfig builds 'bert', 'llama' and 'opt'`);
 }

@@ -44,9 +44,15 @@ export abstract class TransformerModel<C extends TransformerDimensions> {
     weights: ReadonlyMap<string, InitialWeight>,
     /** Seed of the dropout masks (training only). */
     public dropoutSeed = 0,
+    /**
+     * Takes a weight the subclass keeps in another form (a frozen base in 16 or 4 bits,
+     * ./frozen-base.ts) and returns true, or returns false for a plain variable. Called in the
+     * weights' order, so a lazy source is read one tensor at a time and in the order it was written.
+     */
+    adopt?: (name: string, t: InitialWeight) => boolean,
   ) {
     this.parameters = new ModelParameters(architecture);
-    for (const [name, t] of weights) this.parameters.create(name, t.data as Float32Array, t.shape);
+    for (const [name, t] of weights) if (!adopt?.(name, t)) this.parameters.create(name, t.data as Float32Array, t.shape);
   }
 
   get hiddenSize(): number {

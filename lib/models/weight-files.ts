@@ -13,7 +13,8 @@
  *
  * `openWeights(files)` gives lazy access (names, dtypes and shapes from the headers; each tensor
  * read on demand, as stored with `readRaw` or converted to float32/int32 with `read`), so a loader
- * never needs a whole weight file in memory; `readTensors(files)` reads them all.
+ * never needs a whole weight file in memory (`lazyTensors(reader)` hands a model constructor the
+ * tensors that way); `readTensors(files)` reads them all.
  */
 import { createHash } from 'node:crypto';
 import { closeSync, createReadStream, existsSync, openSync, readFileSync, readSync } from 'node:fs';
@@ -257,6 +258,39 @@ export class WeightReader {
 /** Opens a set of weight files for reading tensor by tensor (see WeightReader; call close()). */
 export function openWeights(files: string[], index?: WeightIndex): WeightReader {
   return WeightReader.open(files, index ?? indexFor(files));
+}
+
+/**
+ * A tensor of an open WeightReader, read only when asked: shape and dtype come from the header,
+ * `data` reads the tensor (converted as `read` does) each time it is touched, `readRaw` its
+ * stored bytes. Nothing is cached, so a model constructor consuming these one by one holds one
+ * tensor at a time (the reader must stay open until it is done).
+ */
+export class LazyTensor {
+  readonly dtype: SafetensorsDtype;
+  readonly shape: number[];
+
+  constructor(
+    private readonly reader: WeightReader,
+    readonly name: string,
+  ) {
+    const info = reader.info(name);
+    this.dtype = info.dtype;
+    this.shape = info.shape;
+  }
+
+  get data(): Float32Array | Int32Array {
+    return this.reader.read(this.name).data;
+  }
+
+  readRaw(): RawTensor {
+    return this.reader.readRaw(this.name);
+  }
+}
+
+/** Every tensor of an open reader as a LazyTensor (no tensor data is read here). */
+export function lazyTensors(reader: WeightReader): Map<string, LazyTensor> {
+  return new Map(reader.names().map((name) => [name, new LazyTensor(reader, name)]));
 }
 
 /** All tensors of the given weight files (safetensors or PyTorch), merged and converted; a name in two files is an error. */

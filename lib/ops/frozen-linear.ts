@@ -69,6 +69,24 @@ export function makeFrozenWeight(values: ArrayLike<number> | undefined, shape: [
   return w;
 }
 
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/**
+ * A 16-bit frozen weight from the checkpoint's own bit patterns (little-endian, as safetensors and
+ * torch.save store them), packed as `makeFrozenWeight` packs them, without a float32 copy: an F16
+ * tensor stored as 'fp16' or a BF16 one as 'bf16' gives the bits `makeFrozenWeight` gives from
+ * the same values read as float32 (both formats survive float32 and back).
+ */
+export function frozenWeightFromHalfBits(bits: Uint8Array, shape: [number, number], format: 'fp16' | 'bf16'): FrozenWeight {
+  const n = shape[0] * shape[1];
+  if (bits.byteLength !== 2 * n) throw new Error(`frozenWeightFromHalfBits: ${bits.byteLength} bytes for a [${shape}] weight (${2 * n} expected)`);
+  // Two patterns per int32, the first in the low half: on a little-endian host that is the bytes as they are.
+  const packed = new Int32Array(Math.ceil(n / 2));
+  new Uint8Array(packed.buffer).set(bits);
+  if (!LITTLE_ENDIAN) for (let i = 0; i < packed.length; i++) packed[i] = (bits[4 * i] | (bits[4 * i + 1] << 8)) | ((4 * i + 2 < bits.length ? bits[4 * i + 2] | (bits[4 * i + 3] << 8) : 0) << 16);
+  return { format, shape, half: tf.keep(tf.tensor1d(packed, 'int32')) };
+}
+
 function frozenTensors(w: FrozenWeight): tf.Tensor1D[] {
   return [w.half, w.nf4?.codes, w.nf4?.absmax, w.nf4?.dq?.codes, w.nf4?.dq?.absmax].filter((t): t is tf.Tensor1D => t !== undefined);
 }

@@ -19,6 +19,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { locateSharedDir } from '../../config.js';
 import { loadModel } from '../../models/auto.js';
+import type { FrozenBaseSpec } from '../../models/frozen-base.js';
 import { KNOWN_CONFIGS, modelFromConfig, parameterCountOfConfig, type KnownModel } from '../../models/model-from-config.js';
 import { HfTokenizer } from '../../models/tokenizers/hf.js';
 import type { BatchOptions, EncodedText, LoadedModel, TextModel, TextTokenizer, TokenBatch } from '../../models/types.js';
@@ -136,10 +137,14 @@ export async function rehearsalModel(id: string): Promise<RehearsalModelSpec> {
   }
 }
 
-/** A fresh model of the spec on the active backend (built from its config, or the loaded one's weights reloaded). */
-export async function instantiate(spec: RehearsalModelSpec, seed = 0): Promise<TextModel> {
-  if (spec.config) return modelFromConfig(spec.config, { init: 'normal', seed });
-  return (await loadModel(spec.id)).model;
+/**
+ * A fresh model of the spec on the active backend (built from its config, or the loaded one's
+ * weights reloaded); `frozenBase` stores a LoRA run's base in 16 or 4 bits as it loads, as a real
+ * run does (lib/models/frozen-base.ts), so the float32 model is never held.
+ */
+export async function instantiate(spec: RehearsalModelSpec, seed = 0, frozenBase?: FrozenBaseSpec): Promise<TextModel> {
+  if (spec.config) return modelFromConfig(spec.config, { init: 'normal', seed, frozenBase });
+  return (await loadModel(spec.id, { frozenBase })).model;
 }
 
 /**

@@ -30,7 +30,7 @@ import type { TextModel, TextTokenizer } from '../../models/types.js';
 import type { TrainingExamples } from '../../train/examples.js';
 import { Trainer, type TrainerConfig } from '../../train/trainer.js';
 import type { Recipe } from '../recipes/recipe.js';
-import { prepareRecipeModel, recipeTaskData, trainingData } from '../run-recipe.js';
+import { prepareRecipeModel, recipeLoadOptions, recipeTaskData, trainingData } from '../run-recipe.js';
 import { task, type TaskData } from '../tasks.js';
 import { instantiate, type RehearsalModelSpec } from './models.js';
 import { FIT_BUDGET_BYTES, projectH100Seconds } from './projection.js';
@@ -184,7 +184,7 @@ export async function rehearseTraining(o: RehearseTrainingOptions): Promise<Rehe
     //    built and prepared (a LoRA base stored in 16 or 4 bits), then, the peak reset, the step's.
     let loadDeviceBytes = 0;
     const meta = await measurePeakBytes(async () => {
-      const model = await instantiate(spec);
+      const model = await instantiate(spec, 0, recipeLoadOptions(recipe).frozenBase);
       try {
         const prepared = prepareStep(model, tok, recipe);
         const backend = shapeOnlyBackend('cuda');
@@ -207,7 +207,7 @@ export async function rehearseTraining(o: RehearseTrainingOptions): Promise<Rehe
     const forced = o.realSteps !== undefined && o.realSteps > 0;
     if (forced || (!spec.shapeOnly && realSeconds <= (o.realStepSeconds ?? 60))) {
       const steps = forced ? o.realSteps! : 1;
-      const model = await instantiate(spec);
+      const model = await instantiate(spec, 0, recipeLoadOptions(recipe).frozenBase);
       try {
         const prepared = prepareStep(model, tok, recipe);
         const items = forced ? train.items : train.items.slice(0, c.batchSize);

@@ -37,7 +37,8 @@ import { InputError } from '../../util/errors.js';
 import type { AdaptableModel, AdapterContext } from '../adapters/types.js';
 import type { ForwardOptions, ModelOutput, TokenBatch } from '../types.js';
 import type { LlamaConfig } from './config.js';
-import { LLAMA_LINEAR_MODULES, llamaLinearShapes, type WeightTensor } from './weights.js';
+import type { FrozenBaseSpec } from '../frozen-base.js';
+import { llamaLinearModules, type WeightTensor } from './weights.js';
 
 export { disposeKvCache, positionsFromMask, type DecoderInput, type DecoderOptions, type DecoderOutput, type KvCache } from '../causal-decoder.js';
 
@@ -57,8 +58,9 @@ interface DecoderStep {
 export class LlamaModel extends AdaptableTransformerModel<LlamaConfig> implements AdaptableModel {
   private readonly invFreq: Float32Array;
 
-  constructor(config: LlamaConfig, weights: ReadonlyMap<string, WeightTensor>, dropoutSeed = 0) {
-    super('llama', config, weights, dropoutSeed);
+  /** `frozenBase`: the linear layers' weights stored in 16 or 4 bits as they load (../frozen-base.ts). */
+  constructor(config: LlamaConfig, weights: ReadonlyMap<string, WeightTensor>, dropoutSeed = 0, frozenBase?: FrozenBaseSpec) {
+    super('llama', config, weights, dropoutSeed, frozenBase && { spec: frozenBase, modules: llamaLinearModules(config) });
     this.invFreq = rotaryInverseFrequencies(config.headDim, config.ropeTheta, config.ropeLinearScale);
   }
 
@@ -72,10 +74,7 @@ export class LlamaModel extends AdaptableTransformerModel<LlamaConfig> implement
   }
 
   override linearModules(): Map<string, readonly [number, number]> {
-    const shapes = llamaLinearShapes(this.config);
-    const m = new Map<string, readonly [number, number]>();
-    for (let l = 0; l < this.config.numLayers; l++) for (const mod of LLAMA_LINEAR_MODULES) m.set(`model.layers.${l}.${mod}`, shapes[mod]);
-    return m;
+    return llamaLinearModules(this.config);
   }
 
   /** [.., hidden] -> [.., vocab] through lm_head, or the embedding matrix when tied. */

@@ -38,6 +38,14 @@ export function llamaLinearShapes(cfg: LlamaConfig): Record<(typeof LLAMA_LINEAR
   };
 }
 
+/** Every linear layer of the decoder layers (not the LM head): module name -> [out, in]. */
+export function llamaLinearModules(cfg: LlamaConfig): Map<string, readonly [number, number]> {
+  const shapes = llamaLinearShapes(cfg);
+  const m = new Map<string, readonly [number, number]>();
+  for (let l = 0; l < cfg.numLayers; l++) for (const mod of LLAMA_LINEAR_MODULES) m.set(`model.layers.${l}.${mod}`, shapes[mod]);
+  return m;
+}
+
 /** Expected parameter shapes for a config, in canonical naming. */
 export function llamaParameterShapes(cfg: LlamaConfig): Map<string, number[]> {
   const h = cfg.hiddenSize;
@@ -67,8 +75,8 @@ export function canonicalLlamaName(name: string): string | undefined {
  * Picks, renames and checks the decoder's parameters from a checkpoint's tensors: every
  * parameter of the config must be present with its shape, and nothing else may be there.
  */
-export function mapLlamaWeights(cfg: LlamaConfig, tensors: ReadonlyMap<string, WeightTensor>, file: string): Map<string, WeightTensor> {
-  const found = new Map<string, WeightTensor>();
+export function mapLlamaWeights<T extends WeightTensor>(cfg: LlamaConfig, tensors: ReadonlyMap<string, T>, file: string): Map<string, T> {
+  const found = new Map<string, T>();
   for (const [name, t] of tensors) {
     const c = canonicalLlamaName(name);
     if (c === undefined) continue;

@@ -1,9 +1,11 @@
 /**
  * Loading an OPT decoder and its tokenizer from a Hugging Face model directory: `config.json`
  * (model_type opt), the weights through ../weight-files.ts (whatever formats it reads: safetensors,
- * single or sharded), and the GPT-2 byte-level BPE from `tokenizer.json`, or from `vocab.json` +
- * `merges.txt` where there is no tokenizer.json (the `facebook/opt-*` repositories). Special ids
- * come from config.json: BOS (`</s>`, 2 in OPT's vocabulary) is put before every text, nothing is
+ * single or sharded, or PyTorch; read one tensor at a time as the model takes it, and with
+ * `frozenBase` the linear weights stored in 16 or 4 bits as they are read, ../frozen-base.ts),
+ * and the GPT-2 byte-level BPE from `tokenizer.json`, or from `vocab.json` + `merges.txt` where
+ * there is no tokenizer.json (the `facebook/opt-*` repositories). Special ids come from
+ * config.json: BOS (`</s>`, 2 in OPT's vocabulary) is put before every text, nothing is
  * appended, padding uses pad_token_id (1) on the left.
  *
  * `loadOpt` is the shape lib/models/auto.ts calls architectures with; `loadOptModel` takes a
@@ -14,7 +16,8 @@ import { join, resolve } from 'node:path';
 import { InputError } from '../../util/errors.js';
 import { HfTokenizer, type HfTokenizerOptions } from '../tokenizers/hf.js';
 import type { LoadedModel } from '../types.js';
-import { readTensors, weightFiles as findWeightFiles, weightsSha256 } from '../weight-files.js';
+import type { FrozenBaseSpec } from '../frozen-base.js';
+import { lazyTensors, openWeights, weightFiles as findWeightFiles, weightsSha256 } from '../weight-files.js';
 import { parseOptConfig, type OptConfig } from './config.js';
 import { OptModel } from './model.js';
 import { mapOptWeights } from './weights.js';
@@ -22,6 +25,8 @@ import { mapOptWeights } from './weights.js';
 export interface OptLoadOptions {
   /** Seed of the dropout masks in training mode. */
   dropoutSeed?: number;
+  /** Store the linear layers' weights in 16 or 4 bits as they load, never as float32 (../frozen-base.ts). */
+  frozenBase?: FrozenBaseSpec;
 }
 
 /** The OPT tokenizer of a model directory, with the config's BOS and pad ids, padding on the left. */
@@ -42,8 +47,14 @@ export function loadOpt(
 ): { model: OptModel; tokenizer: HfTokenizer } {
   const config = parseOptConfig(rawConfig, configFile);
   const tokenizer = optTokenizer(dir, config);
-  const weights = mapOptWeights(config, readTensors(weightFiles), weightFiles.join(', '));
-  return { model: new OptModel(config, weights, opts.dropoutSeed ?? 0), tokenizer };
+  // Tensor by tensor: the constructor reads each weight as it makes its variable or its stored base.
+  const reader = openWeights(weightFiles);
+  try {
+    const weights = mapOptWeights(config, lazyTensors(reader), weightFiles.join(', '));
+    return { model: new OptModel(config, weights, opts.dropoutSeed ?? 0, opts.frozenBase), tokenizer };
+  } finally {
+    reader.close();
+  }
 }
 
 /** An OPT decoder from a local HF directory. */

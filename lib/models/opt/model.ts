@@ -44,10 +44,11 @@ import { InputError } from '../../util/errors.js';
 import { AdaptableTransformerModel } from '../adaptable-transformer-model.js';
 import type { AdaptableModel, AdapterContext } from '../adapters/types.js';
 import type { DecoderInput, DecoderOptions, DecoderOutput } from '../causal-decoder.js';
+import type { FrozenBaseSpec } from '../frozen-base.js';
 import type { InitialWeight } from '../transformer-model.js';
 import type { ForwardOptions, ModelOutput, TokenBatch } from '../types.js';
 import type { OptConfig } from './config.js';
-import { OPT_LINEAR_MODULES, OPT_PREFIX, optLinearShapes } from './weights.js';
+import { OPT_PREFIX, optLinearModules } from './weights.js';
 
 /** OPTLearnedPositionalEmbedding's offset: position p reads row p + 2. */
 export const OPT_POSITION_OFFSET = 2;
@@ -73,8 +74,9 @@ export function optPositionIds(mask: Int32Array, batch: number, keyLen: number, 
 }
 
 export class OptModel extends AdaptableTransformerModel<OptConfig> implements AdaptableModel {
-  constructor(config: OptConfig, weights: ReadonlyMap<string, InitialWeight>, dropoutSeed = 0) {
-    super('opt', config, weights, dropoutSeed);
+  /** `frozenBase`: the linear layers' weights stored in 16 or 4 bits as they load (../frozen-base.ts). */
+  constructor(config: OptConfig, weights: ReadonlyMap<string, InitialWeight>, dropoutSeed = 0, frozenBase?: FrozenBaseSpec) {
+    super('opt', config, weights, dropoutSeed, frozenBase && { spec: frozenBase, modules: optLinearModules(config) });
   }
 
   /**
@@ -97,10 +99,7 @@ export class OptModel extends AdaptableTransformerModel<OptConfig> implements Ad
   }
 
   override linearModules(): Map<string, readonly [number, number]> {
-    const shapes = optLinearShapes(this.config);
-    const m = new Map<string, readonly [number, number]>();
-    for (let l = 0; l < this.config.numLayers; l++) for (const mod of OPT_LINEAR_MODULES) m.set(`${OPT_PREFIX}layers.${l}.${mod}`, shapes[mod]);
-    return m;
+    return optLinearModules(this.config);
   }
 
   /** The hidden states of a tokenised batch (no cache, no logits): TextModel's forward. */

@@ -39,6 +39,14 @@ export function optLinearShapes(cfg: OptConfig): Record<OptLinearModule, [number
   };
 }
 
+/** Every linear layer of the decoder layers (not the LM head): module name -> [out, in]. */
+export function optLinearModules(cfg: OptConfig): Map<string, readonly [number, number]> {
+  const shapes = optLinearShapes(cfg);
+  const m = new Map<string, readonly [number, number]>();
+  for (let l = 0; l < cfg.numLayers; l++) for (const mod of OPT_LINEAR_MODULES) m.set(`${OPT_PREFIX}layers.${l}.${mod}`, shapes[mod]);
+  return m;
+}
+
 /** Expected parameter shapes for a config, in canonical naming. */
 export function optParameterShapes(cfg: OptConfig): Map<string, number[]> {
   const h = cfg.hiddenSize;
