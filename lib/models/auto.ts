@@ -2,7 +2,8 @@
  * loadModel(idOrPath): a text model and its tokenizer from a local directory or a Hub id, with the
  * architecture chosen from config.json's `model_type` (one table below: the one place that knows
  * which architectures exist): `bert` (./bert/), `llama` (./llama/; also llama2.c's own folders of
- * a checkpoint .bin and tokenizer.bin), `opt` (./opt/).
+ * a checkpoint .bin and tokenizer.bin), `opt` (./opt/), `rannet` (./ran/; also a released RAN
+ * folder's TensorFlow checkpoint).
  *
  * A local directory always works (and is what this project's machines use: no Hub there). A Hub
  * id goes through lib/hub (cache honouring HF_HOME / HF_HUB_CACHE, HF_ENDPOINT, HF_HUB_OFFLINE,
@@ -25,6 +26,8 @@ import { LLAMA_MODEL_TYPES } from './llama/config.js';
 import { isLlama2cDir, loadLlama, loadLlamaModel } from './llama/load.js';
 import { OPT_MODEL_TYPES } from './opt/config.js';
 import { loadOpt } from './opt/load.js';
+import { RAN_MODEL_TYPES } from './ran/config.js';
+import { loadRan, ranWeightFiles } from './ran/load.js';
 import type { LoadedModel, TextModel, TextTokenizer } from './types.js';
 import { PYTORCH_FILE, PYTORCH_INDEX, SAFETENSORS_FILE, SAFETENSORS_INDEX, weightFiles, weightsSha256 } from './weight-files.js';
 import { isHubId, resolveRepoFiles, type ResolveRepoFilesOptions } from '../hub/index.js';
@@ -59,6 +62,8 @@ export type { LoadedModel };
 interface Architecture {
   modelTypes: readonly string[];
   build(dir: string, config: Record<string, unknown>, configFile: string, weightFiles: string[], opts: LoadModelOptions): { model: TextModel; tokenizer: TextTokenizer };
+  /** Its weight files in a directory, where it reads other formats than ./weight-files.ts (RanNet's TF checkpoint). */
+  weightFiles?(dir: string): string[];
   /** Its ONNX exporter, when ONNX Runtime can run it (./onnx/exporter.ts says what one is). */
   onnx?: OnnxExporter;
   /** Whether it can store a frozen base while loading (LoadModelOptions.frozenBase). */
@@ -69,6 +74,7 @@ const ARCHITECTURES: readonly Architecture[] = [
   { modelTypes: ['bert'], build: (dir, cfg, file, files, o) => loadBert(dir, cfg, file, files, o), onnx: bertOnnxExporter },
   { modelTypes: LLAMA_MODEL_TYPES, build: (dir, cfg, file, files, o) => loadLlama(dir, cfg, file, files, o), frozenBase: true },
   { modelTypes: OPT_MODEL_TYPES, build: (dir, cfg, file, files, o) => loadOpt(dir, cfg, file, files, o), frozenBase: true },
+  { modelTypes: RAN_MODEL_TYPES, build: (dir, cfg, file, files, o) => loadRan(dir, cfg, file, files, o), weightFiles: ranWeightFiles },
 ];
 
 /** The config.json `model_type`s loadModel can build. */
@@ -183,7 +189,7 @@ export async function loadModel(idOrPath: string, opts: LoadModelOptions = {}): 
   const config = readConfigJson(configPath);
   const arch = architectureOf(config, configPath);
   if (opts.frozenBase && !arch.frozenBase) throw new InputError(`a ${opts.frozenBase.format} frozen base is stored while loading a decoder (LLaMA, OPT); this is a ${String(config.model_type ?? 'bert')} model`, { file: configPath });
-  const files = opts.weightFiles ?? weightFiles(dir);
+  const files = opts.weightFiles ?? (arch.weightFiles ?? weightFiles)(dir);
   const { model, tokenizer } = arch.build(dir, config, configPath, files, { ...opts, frozenBase: frozenBase(opts) });
   if (!st) return { id: idOrPath, dir, source, commit, model, tokenizer, weightsSha256: await weightsSha256(files), weightFiles: files };
   // The modules' weights (Dense, ...) change the embeddings too, so they are part of the identity.

@@ -6,6 +6,7 @@
  * | `encoder`  | forward.json (PyTorch + HF transformers)   | forward, losses, eval, train    |
  * | `decoder`  | golden.json with `prompts` (llama2.c), or format opt-golden-v1 (HF OPT) | decoder    |
  * | `transfer` | golden.json, format senteval-transfer-golden/1 (SentEval) | transfer           |
+ * | `ran`      | golden.json, format rannet-golden-v1 (RanNet, a Keras transcription) | ran     |
  *
  * Each suite reads its own files from the set; within a set of its kind, a suite whose file is
  * absent is reported as a failed check, so a partial golden set cannot pass by omission. The
@@ -22,16 +23,17 @@ import { InputError } from '../util/errors.js';
 import type { ParityCheck } from './check.js';
 import { checkDecoderGolden } from './decoder.js';
 import { checkOptGolden, isOptGoldenHead } from './opt-decoder.js';
+import { checkRanGolden, isRanGoldenHead } from './ran.js';
 import { checkEvalGolden } from './eval.js';
 import { checkForwardGolden } from './forward.js';
 import { checkLossesGolden } from './losses.js';
 import { checkTrainGolden } from './train.js';
 import { checkTransferGolden } from './transfer.js';
 
-export const GOLDEN_SET_KINDS = ['encoder', 'decoder', 'transfer'] as const;
+export const GOLDEN_SET_KINDS = ['encoder', 'decoder', 'transfer', 'ran'] as const;
 export type GoldenSetKind = (typeof GOLDEN_SET_KINDS)[number];
 
-export const GOLDEN_SUITE_NAMES = ['forward', 'losses', 'eval', 'train', 'decoder', 'transfer'] as const;
+export const GOLDEN_SUITE_NAMES = ['forward', 'losses', 'eval', 'train', 'decoder', 'transfer', 'ran'] as const;
 export type GoldenSuiteName = (typeof GOLDEN_SUITE_NAMES)[number];
 
 /** The suites of each kind of set, in the order they run. */
@@ -39,6 +41,7 @@ export const SUITES_OF_KIND: Record<GoldenSetKind, readonly GoldenSuiteName[]> =
   encoder: ['forward', 'losses', 'eval', 'train'],
   decoder: ['decoder'],
   transfer: ['transfer'],
+  ran: ['ran'],
 };
 
 export interface GoldenSuite {
@@ -71,6 +74,7 @@ export function goldenSetKind(dir: string): GoldenSetKind | undefined {
   }
   if (Array.isArray(head.prompts) || isOptGoldenHead(head)) return 'decoder';
   if (typeof head.format === 'string' && head.format.startsWith('senteval-transfer-golden/')) return 'transfer';
+  if (isRanGoldenHead(head)) return 'ran';
   return undefined;
 }
 
@@ -94,6 +98,7 @@ export function goldenSuites(o: GoldenSuiteOptions): GoldenSuite[] {
     train: { name: 'train', run: needsFile(o.goldenDir, 'train.json', 'train', () => checkTrainWithData(o)) },
     decoder: { name: 'decoder', run: () => (isOptGoldenSet(o.goldenDir) ? checkOptGolden(o.goldenDir) : checkDecoderGolden(o.goldenDir)) },
     transfer: { name: 'transfer', run: () => checkTransferWithData(o) },
+    ran: { name: 'ran', run: needsFile(o.goldenDir, 'golden.safetensors', 'ran', () => checkRanGolden(o.goldenDir)) },
   };
   return SUITES_OF_KIND[kind].filter((n) => !o.only || o.only.includes(n)).map((n) => all[n]);
 }
