@@ -36,12 +36,16 @@ class Layer(nn.Module):
         self.ln2 = nn.LayerNorm(h, eps=c["layer_norm_eps"])
         self.p = c["hidden_dropout_prob"]
         self.pa = c["attention_probs_dropout_prob"]
+        self.sdpa = c.get("sdpa", False)
 
     def forward(self, x, mask):
         b, t, h = x.shape
         q, k, v = self.qkv(x).view(b, t, 3, self.heads, h // self.heads).permute(2, 0, 3, 1, 4)
-        s = q @ k.transpose(-1, -2) / math.sqrt(h // self.heads) + mask
-        a = F.dropout(s.softmax(-1), self.pa, self.training) @ v
+        if self.sdpa:
+            a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=self.pa if self.training else 0.0)
+        else:
+            s = q @ k.transpose(-1, -2) / math.sqrt(h // self.heads) + mask
+            a = F.dropout(s.softmax(-1), self.pa, self.training) @ v
         a = a.transpose(1, 2).reshape(b, t, h)
         x = self.ln1(x + F.dropout(self.out(a), self.p, self.training))
         return self.ln2(x + F.dropout(self.ff2(F.gelu(self.ff1(x))), self.p, self.training))
@@ -73,16 +77,18 @@ class SelfContainedBert(nn.Module):
         return x
 
 
-def make_model():
+def make_model(attention=None):
     try:
         import transformers
         from transformers import BertConfig, BertModel
 
-        m = BertModel(BertConfig(**CONFIG), add_pooling_layer=True)
+        kwargs = {"attn_implementation": attention} if attention else {}
+        m = BertModel(BertConfig(**CONFIG, **kwargs), add_pooling_layer=True)
         attn = getattr(m.config, "_attn_implementation", None) or "default"
         return m, f"transformers {transformers.__version__} BertModel", attn, lambda out: out.last_hidden_state
     except ImportError:
-        return SelfContainedBert(CONFIG), "self-contained torch BERT (transformers not installed)", "matmul+softmax", lambda out: out
+        sdpa = attention == "sdpa"
+        return SelfContainedBert(dict(CONFIG, sdpa=sdpa)), "self-contained torch BERT (transformers not installed)", "F.scaled_dot_product_attention" if sdpa else "matmul+softmax", lambda out: out
 
 
 def cosine_loss(emb, labels, tau=20.0):
@@ -100,6 +106,7 @@ def main():
     ap.add_argument("--precisions", default="fp32,tf32")
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--attention", choices=["eager", "sdpa"], help="transformers' attention implementation (default: its own choice)")
     ap.add_argument("--out")
     args = ap.parse_args()
     if not torch.cuda.is_available():
@@ -107,7 +114,7 @@ def main():
         sys.exit(2)
     dev = torch.device("cuda")
     torch.manual_seed(1234)
-    model, model_name, attn, hidden = make_model()
+    model, model_name, attn, hidden = make_model(args.attention)
     model.to(dev).train()
     opt = torch.optim.AdamW(model.parameters(), lr=2e-5, weight_decay=0.01)
     print(f"torch {torch.__version__}, {model_name}, attention {attn}, {sum(p.numel() for p in model.parameters()) / 1e6:.1f} M parameters, {torch.cuda.get_device_name()}")
@@ -131,6 +138,8 @@ def main():
                 opt.step()
                 return loss
 
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
             for _ in range(args.warmup):
                 step()
             torch.cuda.synchronize()
@@ -141,8 +150,10 @@ def main():
             torch.cuda.synchronize()
             sec = time.perf_counter() - t0
             tps = pairs * 2 * tokens * args.steps / sec
-            rows.append(dict(config=cfg, precision=precision, tokensPerSecond=tps, msPerStep=sec / args.steps * 1000, finalLoss=final))
-            print(f"config {cfg} {precision}: {tps:.0f} tokens/s ({sec / args.steps * 1000:.1f} ms/step, loss {final:.4f})")
+            # Whole-step peak over this configuration's steps (weights, AdamW state, activations, gradients).
+            peak = torch.cuda.max_memory_allocated()
+            rows.append(dict(config=cfg, precision=precision, tokensPerSecond=tps, msPerStep=sec / args.steps * 1000, finalLoss=final, maxMemoryAllocated=peak))
+            print(f"config {cfg} {precision}: {tps:.0f} tokens/s ({sec / args.steps * 1000:.1f} ms/step, loss {final:.4f}, max_memory_allocated {peak / 2**30:.2f} GiB)")
     result = dict(model=model_name, attention=attn, versions=dict(torch=torch.__version__, torchCuda=torch.version.cuda), rows=rows)
     if args.out:
         with open(args.out, "w") as f:

@@ -6,6 +6,7 @@
 #
 #   bash bundle/gpu-host.sh <outdir> [--only build,tests,parity,bench] [--tests cuda-kernels,...]
 #                                    [--bench-configs 32x64,128x64,256x32] [--bench-steps N] [--bundled-node]
+#   bash bundle/gpu-host.sh <outdir> --gpu-check    (npm run gpu-check; GPU_CHECK_ARGS="--budget-s ..." passes options)
 #   bash bundle/gpu-host.sh <outdir> --notebooks [names...] [--preset paper|rehearsal|smoke]
 #                                    [--hf-cache <dir>] [--data <dir>] [--model <dir>] [--llm-model <dir>]
 #                                    [--shared <dir>] [--timeout-per-cell <s>] [--only build,notebooks] [--bundled-node]
@@ -33,7 +34,8 @@ set -u -o pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 usage="usage: bash gpu-host.sh <outdir> [--only build,tests,parity,bench] [--tests name,...] [--bench-configs 32x64,...] [--bench-steps N] [--bundled-node]
-       bash gpu-host.sh <outdir> --notebooks [names...] [--preset paper|rehearsal|smoke] [--hf-cache <dir>] [--data <dir>] [--model <dir>] [--llm-model <dir>] [--shared <dir>] [--timeout-per-cell <s>]"
+       bash gpu-host.sh <outdir> --notebooks [names...] [--preset paper|rehearsal|smoke] [--hf-cache <dir>] [--data <dir>] [--model <dir>] [--llm-model <dir>] [--shared <dir>] [--timeout-per-cell <s>]
+       bash gpu-host.sh <outdir> --gpu-check [--bundled-node]   (GPU_CHECK_ARGS: options of npm run gpu-check)"
 if [ $# -lt 1 ] || [[ "$1" == --* ]]; then
   echo "$usage" >&2
   exit 2
@@ -46,6 +48,7 @@ bench_configs="32x64,128x64,256x32"
 bench_steps="${BENCH_STEPS:-20}"
 bundled_node=0
 notebooks=0
+gpu_check=0
 nb_names=()
 preset="paper"
 hf_cache=""
@@ -63,6 +66,7 @@ while [ $# -gt 0 ]; do
     --bench-configs) need "$@"; bench_configs="$2"; shift 2 ;;
     --bench-steps) need "$@"; bench_steps="$2"; shift 2 ;;
     --bundled-node) bundled_node=1; shift ;;
+    --gpu-check) gpu_check=1; shift ;;
     --notebooks)
       notebooks=1; shift
       while [ $# -gt 0 ] && [[ "$1" != --* ]]; do nb_names+=("$1"); shift; done ;;
@@ -93,7 +97,8 @@ abs() { if [ -d "$1" ]; then (cd "$1" && pwd); else echo "gpu-host.sh: $2 $1 is 
 # when it is missing, then the notebooks.
 build_if_missing=0
 if [ -z "$only" ]; then
-  if [ "$notebooks" = 1 ]; then only="build,notebooks"; build_if_missing=1; else only="build,tests,parity,bench"; fi
+  if [ "$gpu_check" = 1 ]; then only="gpu-check"
+  elif [ "$notebooks" = 1 ]; then only="build,notebooks"; build_if_missing=1; else only="build,tests,parity,bench"; fi
 elif [ "$notebooks" = 1 ] && [[ ",$only," != *",notebooks,"* ]]; then
   only="$only,notebooks"
 fi
@@ -205,6 +210,22 @@ if want bench; then
   step bench-ours "${STEP_TIMEOUT_BENCH_OURS:-420}" "$out/bench.txt" "${runner[@]}" "bench/cuda-train-step.$ext" --configs "$bench_configs" --steps "$bench_steps" --torch "$torch_json" --out "$out/bench.json" --results-dir "$out" ${BENCH_PROFILE:+--profile}
   cat "$out/bench-torch.txt" >> "$out/bench.txt" 2>/dev/null && rm -f "$out/bench-torch.txt" "$torch_json"
   grep -E '^(config|  )' "$out/bench.txt" | head -20 | tee -a "$summary"
+fi
+
+if want gpu-check; then
+  # npm run gpu-check (scripts/gpu-check.ts; docs/gpu.md, "The device route"): it builds the addon
+  # itself and writes gpu-check.json, gpu-check.md and logs/<step>.txt into <outdir>; with this
+  # script's summary.txt that is 8 files. Its console goes to a temporary file (its logs hold it all).
+  gc_env=()
+  if [ "$ext" = js ]; then
+    # The rehearsal step's tokenizers are the kit's models/: the bundle's app/ is the shared folder.
+    if [ -f "$here/notebooks-kit.tar.xz" ] && tar -xJf "$here/notebooks-kit.tar.xz" -C "$here"; then say "unpacked $(basename "$here/notebooks-kit.tar.xz") into app/"; fi
+    [ -z "${ANGLE_SHARED_DIR:-}" ] && gc_env=(ANGLE_SHARED_DIR="$app")
+  fi
+  gc_log="$(mktemp "${TMPDIR:-/tmp}/gpu-check.XXXXXX")"
+  step gpu-check "${STEP_TIMEOUT_GPU_CHECK:-590}" "$gc_log" env "${gc_env[@]}" "${runner[@]}" "scripts/gpu-check.$ext" --out "$out" ${GPU_CHECK_ARGS:-}
+  grep -E '^gpu-check:' "$gc_log" | sed 's/^/    /' | tee -a "$summary"
+  rm -f "$gc_log"
 fi
 
 if want notebooks; then

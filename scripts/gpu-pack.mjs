@@ -80,6 +80,9 @@ const tsconfig = {
     join(root, 'test', 'helpers'),
     join(root, 'bench', 'cuda-*.ts'),
     join(root, 'scripts', 'parity.ts'),
+    // npm run gpu-check (gpu-host.sh --gpu-check): its steps run each configuration in a process of its own.
+    join(root, 'scripts', 'gpu-check.ts'),
+    join(root, 'scripts', 'gpu-check', '*.ts'),
     join(root, 'scripts', 'data.ts'),
     // The headless notebook runner: cli.ts imports runner.ts, which forks kernel.ts by file name.
     join(root, 'scripts', 'notebooks', 'cli.ts'),
