@@ -142,6 +142,8 @@ export interface PlannedRun {
   skipped?: string;
   /** Under the rehearsal preset: the row's rehearsal (./rehearsal/), instead of a run. */
   rehearsal?: RehearsalRow;
+  /** The run's plan-run key (./plan-workers.ts): what a worker or a Slurm task runs it by. */
+  planKey?: string;
 }
 
 /** A row's data: loaded, or why not; and whether a stand-in took its place. */
@@ -430,7 +432,7 @@ export class Plan {
           ...(d.standIn ? { standIn: d.standIn } : {}),
         };
         const hooks = opts.live?.(`${row.row} (seed ${seed})`);
-        const planned: PlannedRun = { row, seed, ...(d.standIn ? { standIn: d.standIn } : {}) };
+        const planned: PlannedRun = { row, seed, planKey, ...(d.standIn ? { standIn: d.standIn } : {}) };
         try {
           planned.run = await runRecipe({
             recipe,
@@ -613,15 +615,27 @@ export class Plan {
     return this.runs.flatMap((r) => (r.run && !seen.has(r.run.run.file) && seen.add(r.run.run.file) ? [trainingRunFromRecord(r.run.run.record, { name: `${this.rowName(r.row)} (seed ${r.seed})` })] : []));
   }
 
-  /** Every run once: recipe, seed, the training (reused / resumed / trained), stand-in, and its evaluation after training or why not. */
+  /**
+   * Every run once: recipe, seed, the training (reused / resumed / trained), stand-in, and its
+   * evaluation after training or why not; where workers ran them (`npm run notebooks -- --gpus`, a
+   * Slurm array), a column says which worker, with its log and job (paths under the results folder).
+   */
   runsTable(caption = 'Runs'): SimpleTable {
     const seen = new Set<string>();
     const rows: SimpleTable['rows'] = [];
+    const resultsDir = resolve(this.o.resultsDir ?? envConfig().resultsDir);
+    const ranBy: string[] = [];
     for (const r of this.runs) {
       if (!r.run || seen.has(r.run.run.file)) continue;
       seen.add(r.run.run.file);
       const ev = r.row.recipe?.evaluation ? (r.evaluation ? `${r.evaluation.status} ${r.evaluation.run.record.runId}` : (r.evaluationSkipped ?? 'not evaluated')) : '(the training record)';
       rows.push([`${r.row.row}: ${this.recipeOf(r.row)?.name ?? 'no recipe'} (seed ${r.seed})`, `${r.run.status} ${r.run.run.record.runId}`, this.recipeOf(r.row)?.evaluation?.pooling ?? String(r.run.run.record.config.pooling ?? ''), r.standIn ?? '', ev]);
+      const w = r.planKey ? readPlanRunMarker(resultsDir, this.o.experiment, r.planKey)?.worker : undefined;
+      ranBy.push(w ? Object.entries(w).map(([k, v]) => `${k}: ${v}`).join('; ') : '');
+    }
+    // The column only where a worker ran something: a notebook run by hand shows the table it always did.
+    if (ranBy.some(Boolean)) {
+      return { caption, columns: ['row: recipe (seed)', 'training', 'evaluated as', 'stood in', 'evaluation', 'ran by (paths under the results folder)'], rows: rows.map((row, i) => [...row, ranBy[i]!]) };
     }
     return { caption, columns: ['row: recipe (seed)', 'training', 'evaluated as', 'stood in', 'evaluation'], rows };
   }

@@ -1,12 +1,15 @@
 /**
  * npm run notebooks [-- <names...>] [--preset smoke|paper|rehearsal] [--shared <dir>] [--out <dir>]
  *                      [--dir <notebooks dir>] [--timeout-per-cell <s>] [--verbose] [--build]
+ *                      [--gpus <ids> | --workers <n> | --list-runs | --only-run <key>]
  *
  * Runs notebooks headless, the way the tslab Jupyter kernel runs them, and writes the executed
  * notebooks (outputs filled) to results/notebooks/. Each notebook runs in a fresh kernel process
  * (./kernel.ts, driven by ./runner.ts); this file is the command line: options, which notebooks,
  * the environment a preset gives the kernels (./environment.ts, shared with `npm run jupyter`),
  * and the run loop. docs/jupyter.md describes the options and how this compares with nbconvert.
+ * `--gpus`/`--workers` spread a notebook's runs over worker processes (./workers.ts,
+ * docs/distributed.md); `--only-run` is one such worker, by its plan-run key.
  *
  * Every argument is checked (options, notebook names, preset, shared folder, output folder) before
  * anything is built or run; then `--build` (which the npm script passes) compiles lib/ to dist/,
@@ -22,6 +25,7 @@ import { checkWritableDir, EXIT, helpText, parseOptions, reportError, UsageError
 import { notebookEnvironment, notebookVariablesLine } from './environment.js';
 import { runNotebook, shown, type NotebookRun, type RunContext } from './runner.js';
 
+import { ensureResultsDir, listPlanRuns, pendingRuns, resultsDirOf, runOnSlots, runOneByKey, workerSlots, type WorkerSlot } from './workers.js';
 const DEFAULT_TIMEOUT_S = 30 * 60;
 
 interface Options {
@@ -35,6 +39,10 @@ interface Options {
   build: boolean;
 }
 
+  /** --gpus / --workers: the worker slots. */
+  slots?: WorkerSlot[];
+  listRuns: boolean;
+  onlyRun?: string;
 const OPTIONS = {
   preset: { type: 'string', value: 'smoke|paper|rehearsal', help: 'environment defaults (ANGLE_* variables you set win)', default: 'ANGLE_PRESET, else smoke when ANGLE_MODEL is unset, else none' },
   shared: { type: 'string', value: '<dir>', help: 'the shared directory the smoke preset reads (data/, golden/)', default: 'ANGLE_SHARED_DIR, else ../shared beside the repository, if it exists' },
@@ -46,6 +54,10 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h', help: 'this text' },
 } satisfies OptionSpecs;
 
+  gpus: { type: 'string', value: '<ids>', help: "run the plan's runs concurrently, one worker process per GPU (CUDA_VISIBLE_DEVICES=<id> each, e.g. 0,1,2,3), then render the notebook from their records (docs/distributed.md)" },
+  workers: { type: 'string', value: '<n>', help: 'as --gpus, with n worker processes bound to no device (the CPU backends; what the tests use)' },
+  'list-runs': { type: 'boolean', help: "print each notebook's plan runs (plan-run key, finished or not, label) and run nothing" },
+  'only-run': { type: 'string', value: '<key>', help: "run the one plan run with this key (from --list-runs) and stop at plan.run(): what each worker and Slurm task does; its executed notebook goes to results/worker-logs/<notebook>/<key>.ipynb" },
 const USAGE = helpText(
   'usage: npm run notebooks [-- [names...] [options]]\n  names: notebooks by name or prefix (00, 00-encode-and-compare); none = all, in order',
   OPTIONS,
@@ -64,6 +76,11 @@ function parseCli(argv: string[], root: string): Options | undefined {
   return {
     names: positionals,
     dir: resolve(values.dir ?? join(root, 'notebooks')),
+  const slots = workerSlots(values.gpus, values.workers);
+  const modes = [slots && (values.gpus !== undefined ? '--gpus' : '--workers'), values['list-runs'] && '--list-runs', values['only-run'] !== undefined && '--only-run'].filter(Boolean);
+  if (modes.length > 1) throw new UsageError(`${modes.join(' and ')} do different things: give one`);
+  if (values['only-run'] !== undefined && !/^[0-9a-f]{16}$/.test(values['only-run'])) throw new UsageError(`--only-run expects a plan-run key (16 hex digits, from --list-runs), got '${values['only-run']}'`);
+  if (values['only-run'] !== undefined && positionals.length !== 1) throw new UsageError('--only-run runs one run of one notebook: name exactly one notebook');
     out: resolve(values.out ?? join(root, 'results', 'notebooks')),
     preset: values.preset,
     shared: values.shared,
@@ -76,6 +93,9 @@ function parseCli(argv: string[], root: string): Options | undefined {
 /** The notebooks `names` select (by name or prefix), in file order; all of them for none. */
 function selectNotebooks(dir: string, names: string[]): string[] {
   let all: string[];
+    ...(slots ? { slots } : {}),
+    listRuns: values['list-runs'] ?? false,
+    ...(values['only-run'] !== undefined ? { onlyRun: values['only-run'] } : {}),
   try {
     all = readdirSync(dir)
       .filter((f) => f.endsWith('.ipynb') && !f.startsWith('.'))
@@ -123,15 +143,17 @@ async function main(argv: string[]): Promise<number> {
     return reportError('notebooks', e);
   }
   const ctx: RunContext = { env, timeoutS: opts.timeoutS, verbose: opts.verbose };
+  // The kernels running now: one, or one per worker.
+  const running = new Set<RunContext>([ctx]);
   let interrupted = false;
   const onSignal = () => {
     if (interrupted) {
-      ctx.child?.kill('SIGKILL');
+      running.forEach((c) => c.child?.kill('SIGKILL'));
       process.exit(130);
     }
     interrupted = true;
-    console.error('notebooks: interrupted; writing the current notebook (Ctrl-C again to quit at once)');
-    ctx.child?.kill('SIGINT');
+    console.error('notebooks: interrupted; writing the current notebook(s) (Ctrl-C again to quit at once)');
+    running.forEach((c) => c.child?.kill('SIGINT'));
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
@@ -148,7 +170,7 @@ async function main(argv: string[]): Promise<number> {
     const file = join(opts.dir, `${name}.ipynb`);
     let run: NotebookRun;
     try {
-      run = await runNotebook(file, label, join(opts.out, `${name}.ipynb`), ctx);
+      run = await runInMode(opts, file, name, label, ctx, resultsDirOf(env, root), running, () => interrupted);
     } catch (e) {
       if (!(e instanceof InputError)) throw e;
       console.error(e.message);
@@ -166,3 +188,39 @@ async function main(argv: string[]): Promise<number> {
 
 
 process.exitCode = await main(process.argv.slice(2));
+/**
+ * One notebook as the options ask: run as always; or its plan's runs listed; or one of them run by
+ * key; or all of them spread over workers and then the notebook rendered from their records.
+ */
+async function runInMode(opts: Options, file: string, name: string, label: string, ctx: RunContext, resultsDir: string, running: Set<RunContext>, stopped: () => boolean): Promise<NotebookRun> {
+  const out = join(opts.out, `${name}.ipynb`);
+  if (opts.onlyRun) return runOneByKey(file, name, { key: opts.onlyRun }, ctx, resultsDir, workerOriginFromEnv());
+  if (!opts.listRuns && !opts.slots) return runNotebook(file, label, out, ctx);
+  const { runs, run } = await listPlanRuns(file, name, ctx);
+  if (run.failure) return run;
+  const { pending, line } = pendingRuns(runs);
+  if (opts.listRuns) {
+    console.log(`${label}: ${line}`);
+    for (const r of runs) console.log(`  ${r.key}  ${r.finished ? 'finished' : 'to run  '}  ${r.experiment}: ${r.label}`);
+    return {};
+  }
+  console.log(`${label}: ${line}, on ${opts.slots!.length} worker(s): ${opts.slots!.map((s) => s.name).join(', ')}`);
+  ensureResultsDir(resultsDir);
+  const failures = await runOnSlots(file, name, pending, opts.slots!, ctx, resultsDir, running, stopped);
+  if (stopped()) return { failure: `${label}: interrupted` };
+  if (failures.length > 0) {
+    return { failure: `${label}: ${failures.length} of ${pending.length} run(s) failed, so the notebook was not rendered (run the same command again: finished runs are reused):\n  ${failures.join('\n  ')}` };
+  }
+  return runNotebook(file, `${label} (rendering from the runs' records)`, out, ctx);
+}
+
+/** A Slurm task says where it runs (its job and log) through the environment Slurm gives it. */
+function workerOriginFromEnv(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const o: Record<string, string> = {};
+  if (env.SLURM_ARRAY_JOB_ID) o.slurmJob = `${env.SLURM_ARRAY_JOB_ID}_${env.SLURM_ARRAY_TASK_ID ?? ''}`;
+  else if (env.SLURM_JOB_ID) o.slurmJob = env.SLURM_JOB_ID;
+  if (env.SLURM_JOB_NODELIST) o.node = env.SLURM_JOB_NODELIST;
+  if (env.ANGLE_SLURM_LOG) o.slurmLog = env.ANGLE_SLURM_LOG;
+  if (env.CUDA_VISIBLE_DEVICES) o.device = `GPU ${env.CUDA_VISIBLE_DEVICES}`;
+  return o;
+}

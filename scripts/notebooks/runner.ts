@@ -34,8 +34,16 @@ export function shown(p: string): string {
   const r = relative(process.cwd(), p);
   return r === '' ? '.' : r.startsWith('..') ? p : r;
 }
+  /**
+   * A worker's notebook (lib/experiments/plan-workers.ts) ends at `plan.run()` once its runs are
+   * listed or done: what that stop said. Not a failure.
+   */
+  workerStop?: string;
 
 export interface NotebookRun {
+/** The error name `plan.run()` ends a worker's notebook with (lib/experiments/plan-workers.ts PlanWorkerStop). */
+const WORKER_STOP = 'PlanWorkerStop';
+
   /** `notebooks/<name>.ipynb: cell <n> (code cell <k>): <error>` when it failed. */
   failure?: string;
 }
@@ -193,6 +201,10 @@ export async function runNotebook(file: string, label: string, outFile: string, 
   if (failed === undefined) {
     console.log(`${label}: ok, ${toRun.length} code cells in ${seconds} s -> ${shown(outFile)}`);
     return {};
+  if (failed.error.ename === WORKER_STOP) {
+    console.log(`${label}: ${failed.error.evalue} (${seconds} s) -> ${shown(outFile)}`);
+    return { workerStop: failed.error.evalue };
+  }
   }
   const where = failed.index >= 0 ? `cell ${failed.index + 1} (code cell ${codeNumber.get(failed.index)}): ` : '';
   const failure = `${shown(file)}: ${where}${failed.error.ename}: ${failed.error.evalue}`;
