@@ -19,6 +19,7 @@
 import { locateDataDir } from '../lib/config.js';
 import { checkDatasets, checkTable } from '../lib/data/check.js';
 import { datasetCardsTable } from '../lib/data/cards.js';
+import { RAN_BASE_CARD } from '../lib/models/ran/ran-base.js';
 import { ensureDataset } from '../lib/data/ensure.js';
 import { DATASET_IDS, datasetEntry, type DatasetId } from '../lib/data/registry.js';
 import { UnknownNameError } from '../lib/util/errors.js';
@@ -66,6 +67,11 @@ async function main(): Promise<number> {
 
   if (command === 'cards') {
     console.log(tableToText(datasetCardsTable(named ?? DATASET_IDS)));
+    // The one model the papers use that is not on the Hugging Face Hub (AnglE-RAN's backbone).
+    if (!named) {
+      const c = RAN_BASE_CARD;
+      console.log(`\nmodel ${c.id}: ${c.title}\n  source: ${c.source}\n  licence: ${c.licence}\n  download: ${c.download}\n  install: ${c.install}\n  used in: ${c.usedIn}`);
+    }
     return EXIT.ok;
   }
   const located = locateDataDir(values['data-dir'], process.env, '--data-dir');

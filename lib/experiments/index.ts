@@ -22,6 +22,8 @@ export { paperCellOf } from './paper-cell.js';
 export * from './tables/angle.js';
 export * from './tables/prompteol.js';
 export * from './tables/simace.js';
+export { ranRowModel, type RanRowModel } from './ran-row-model.js';
+export { rehearseLongTextMemory, longTextMemoryTable, LONG_TEXT_LENGTHS } from './rehearsal/long-text-memory.js';
 
 // Evaluations without training, and what a notebook shows of them.
 export { openModelEntry, withModelEntry, loadModelOrExplain, modelEntriesTable, type ModelEntry, type OpenedModel } from './evaluation-models.js';

@@ -5,6 +5,7 @@
  * | recipe                  | table  | trains                                                                  |
  * |-------------------------|--------|-------------------------------------------------------------------------|
  * | `angle-<task>`          | 3      | AnglE-BERT on a task's own train split (train_angle.py defaults)         |
+ * | `angle-ran-<task>`      | 3      | AnglE-RAN: the same on RAN_base, its mean-of-cells sentence vector       |
  * | `angle-stsb-w…`, `-isp-…`, `-<pooling>` | 4 | the objective ablation, ISP on/off, the poolings, on STS-B  |
  * | `angle-nli-paper`       | 2      | the paper's transfer setting (A.4): cls, max length 128, batch 50        |
  * | `angle-nli-later`       | 2      | the authors' later recipe (issue #85): ibn 30, angle 1 with τ 20         |
@@ -79,6 +80,31 @@ export function angleBert(t: TaskName): Recipe {
         checkpointEvery: SOURCES.resumable(50),
       },
     ),
+  };
+}
+
+export const RAN_SOURCES = {
+  paper: 'AnglE §4 (000_c0fdd0968b088fcd.txt), Table 3: "RAN_base (86M parameters) (Li et al., 2023) as the backbone"; no other setting of the AnglE-RAN row is stated',
+  bertChoice: "ours: the paper gives no AnglE-RAN hyperparameters and the AnglE repository has no RAN code in its history, so the AnglE-BERT row's value (train_angle.py defaults) is kept",
+  pooling:
+    "RanNet's sentence vector, the mean of the top layer's window cells (the RAN README's \"extract semantic feature\": return_cell, cell_pooling 'mean', apply_cell_transform False), which the model returns as its pooler output; AnglE-RAN's pooling is not recorded anywhere found",
+} as const;
+
+/**
+ * AnglE-RAN (AnglE Table 3): AnglE-BERT's recipe on the RAN_base backbone (the row's model,
+ * lib/models/ran/ran-base.ts), pooled as RanNet's sentence vector. Every value but the pooling is
+ * AnglE-BERT's, max length 512 included (train_angle.py's default; RAN itself has no length limit).
+ */
+export function angleRan(t: TaskName): Recipe {
+  const r = angleBert(t);
+  const keep = (why: string) => `${why}; ${RAN_SOURCES.bertChoice}`;
+  const sources = Object.fromEntries(Object.entries(r.sources).map(([k, v]) => [k, keep(v)]));
+  return {
+    ...r,
+    name: `angle-ran-${t}`,
+    title: `AnglE-RAN (RAN_base) trained on ${task(t).title} train (AnglE Table 3)`,
+    config: { ...r.config, pooling: 'cls_pooler' },
+    sources: { ...sources, pooling: `${RAN_SOURCES.pooling}. Backbone: ${RAN_SOURCES.paper}` },
   };
 }
 

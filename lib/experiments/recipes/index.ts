@@ -8,6 +8,7 @@ import { UnknownNameError } from '../../util/errors.js';
 import { task, type TaskName } from '../tasks.js';
 import {
   angleBert,
+  angleRan,
   angleLlamaNli,
   angleLlmSupervised,
   angleNliLater,
@@ -28,7 +29,7 @@ import { simcseBert, simcseNliSup } from './simcse.js';
 export type { Recipe, RecipePrompt, SuiteEvaluation } from './recipe.js';
 export { scaleRecipe } from './recipe.js';
 export { HF_TRAINER, SOURCES, overHfTrainer } from './base.js';
-export { ANGLE_SOURCES, NLI_SOURCES, TABLE4_OBJECTIVES, TABLE4_POOLINGS, angleBert, angleLlamaNli, angleLlmSupervised, angleNliLater, angleNliPaper, angleNliTriplets, angleStsbWithIsp, angleStsbWithPooling, angleStsbWithWeights } from './angle.js';
+export { ANGLE_SOURCES, NLI_SOURCES, RAN_SOURCES, TABLE4_OBJECTIVES, TABLE4_POOLINGS, angleBert, angleRan, angleLlamaNli, angleLlmSupervised, angleNliLater, angleNliPaper, angleNliTriplets, angleStsbWithIsp, angleStsbWithPooling, angleStsbWithWeights } from './angle.js';
 export { SIMCSE_SOURCES, simcseBert, simcseNliSup } from './simcse.js';
 export { SBERT_SOURCES, sbertBert } from './sbert.js';
 export { PROMPTEOL_LORA, PROMPTEOL_SENTENCE_TOKENS, promptEolCse, promptEolCse13b } from './prompteol.js';
@@ -41,6 +42,8 @@ const TABLE3_TASKS = ['stsb', 'sick', 'mrpc', 'qnli', 'qqp', 'gis'] as const sat
 function allRecipes(): Recipe[] {
   return [
     ...TABLE3_TASKS.flatMap((t) => [angleBert(t), simcseBert(t), sbertBert(t)]),
+    // AnglE-RAN: AnglE Table 3's five columns (it has no SICK-R cell).
+    ...(['mrpc', 'stsb', 'qqp', 'qnli', 'gis'] as const).map((t) => angleRan(t)),
     ...TABLE4_OBJECTIVES.map(({ row, weights }) => angleStsbWithWeights(row, weights)).filter((r) => r.name !== 'angle-stsb-w111'),
     angleStsbWithIsp(false),
     ...TABLE4_POOLINGS.filter((p) => p.pooling !== 'cls').map(({ row, pooling }) => angleStsbWithPooling(row, pooling)),

@@ -3,7 +3,8 @@
  * (no pretrained weights are on this project's machines, and a rehearsal measures shapes, not
  * quality). A model the machine can load (a local folder, the Hub cache) is loaded as it is;
  * otherwise one of the configs the papers name (lib/models/model-from-config.ts `KNOWN_CONFIGS`:
- * bert-base-uncased, LLaMA-2 7B and 13B, OPT 125M–66B) is instantiated with HF's initialisation —
+ * bert-base-uncased, LLaMA-2 7B and 13B, OPT 125M–66B; AnglE-RAN's RAN_base from its assumed config,
+ * lib/models/ran/ran-base.ts) is instantiated with HF's initialisation —
  * for real when its training state fits this machine comfortably, else on the shape-only backend
  * (lib/backend/shape-only), which holds no values at all.
  *
@@ -22,6 +23,9 @@ import { loadModel } from '../../models/auto.js';
 import type { FrozenBaseSpec } from '../../models/frozen-base.js';
 import { KNOWN_CONFIGS, modelFromConfig, parameterCountOfConfig, type KnownModel } from '../../models/model-from-config.js';
 import { HfTokenizer } from '../../models/tokenizers/hf.js';
+import { ranTokenizer } from '../../models/tokenizers/ran-wordpiece.js';
+import { ranModelFromConfig, ranParameterCount } from '../../models/ran/from-config.js';
+import { RAN_BASE_ASSUMED_CONFIG, RAN_BASE_ID } from '../../models/ran/ran-base.js';
 import type { BatchOptions, EncodedText, LoadedModel, TextModel, TextTokenizer, TokenBatch } from '../../models/types.js';
 import { InputError, UnavailableError } from '../../util/errors.js';
 
@@ -44,6 +48,8 @@ export interface RehearsalModelSpec {
 }
 
 function parametersOf(config: Readonly<Record<string, unknown>>): number {
+  // RanNet (AnglE-RAN's RAN_base): counted from its parameter shapes.
+  if (config.model_type === 'rannet') return ranParameterCount(config);
   // OPT (ffn_dim, projections, learned positions): counted from its parameter shapes.
   if (config.model_type === 'opt') return parameterCountOfConfig(config);
   // Built shape-only by the caller when it matters; here from the config's arithmetic.
@@ -99,6 +105,12 @@ class FoldedTokenizer implements TextTokenizer {
 
 /** The tokenizer a config's rehearsal counts tokens with (see the file comment). */
 export function rehearsalTokenizer(config: Readonly<Record<string, unknown>>): { tokenizer: TextTokenizer; note: string } {
+  if (config.model_type === 'rannet') {
+    // RAN_base's own vocab.txt is in its zip; bert-base-uncased's (the assumed vocabulary) counts its tokens, with RanNet's rules (no [CLS]).
+    const dir = sharedModelDir('bert-base-uncased-tokenizer');
+    if (!dir) throw new UnavailableError("the rehearsal's RanNet tokenizer reads the shared folder's models/bert-base-uncased-tokenizer/vocab.txt, which is not here");
+    return { tokenizer: ranTokenizer(dir), note: "RanNet's WordPiece over bert-base-uncased's vocab.txt" };
+  }
   if (config.model_type === 'bert') {
     const dir = sharedModelDir('bert-base-uncased-tokenizer');
     if (!dir) throw new UnavailableError("the rehearsal's BERT tokenizer is the shared folder's models/bert-base-uncased-tokenizer, which is not here");
@@ -128,12 +140,14 @@ export async function rehearsalModel(id: string): Promise<RehearsalModelSpec> {
     return { id, loaded, tokenizer: loaded.tokenizer, parameters, shapeOnly: false, instantiated: `loaded (${loaded.source})` };
   } catch (e) {
     if (!(e instanceof InputError) && !(e instanceof UnavailableError)) throw e;
-    const config = (KNOWN_CONFIGS as Record<string, Readonly<Record<string, unknown>>>)[id as KnownModel];
+    // RAN_base's config.json was not reachable: its assumed one (lib/models/ran/ran-base.ts).
+    const config = id === RAN_BASE_ID ? RAN_BASE_ASSUMED_CONFIG : (KNOWN_CONFIGS as Record<string, Readonly<Record<string, unknown>>>)[id as KnownModel];
     if (!config) throw new UnavailableError(`${id} cannot be loaded here (${(e as Error).message.split('\n')[0]}) and is not a config the rehearsal knows (${Object.keys(KNOWN_CONFIGS).join(', ')})`);
     const parameters = parametersOf(config);
     const shapeOnly = parameters * TRAINING_BYTES_PER_PARAMETER > REAL_LIMIT_BYTES;
     const { tokenizer, note } = rehearsalTokenizer(config);
-    return { id, config, tokenizer, parameters, shapeOnly, instantiated: `${shapeOnly ? 'shape-only' : 'random'} ${config.model_type} config, ${note}` };
+    const assumed = id === RAN_BASE_ID ? ' (ASSUMED shapes: D 768, 7 layers, 12 x 64 heads, window 256 / 16; only the 86M parameters are the paper\'s)' : '';
+    return { id, config, tokenizer, parameters, shapeOnly, instantiated: `${shapeOnly ? 'shape-only' : 'random'} ${config.model_type} config${assumed}, ${note}` };
   }
 }
 
@@ -143,7 +157,7 @@ export async function rehearsalModel(id: string): Promise<RehearsalModelSpec> {
  * run does (lib/models/frozen-base.ts), so the float32 model is never held.
  */
 export async function instantiate(spec: RehearsalModelSpec, seed = 0, frozenBase?: FrozenBaseSpec): Promise<TextModel> {
-  if (spec.config) return modelFromConfig(spec.config, { init: 'normal', seed, frozenBase });
+  if (spec.config) return spec.config.model_type === 'rannet' ? ranModelFromConfig(spec.config, { seed }) : modelFromConfig(spec.config, { init: 'normal', seed, frozenBase });
   return (await loadModel(spec.id, { frozenBase })).model;
 }
 

@@ -7,8 +7,9 @@
  *   suite on the run's selected weights; the released checkpoints are evaluations, not plans
  *   (../released-evaluations.ts).
  * - Table 3 (non-transfer STS): SimCSE-BERT, SBERT, AnglE-RAN, AnglE-BERT × MRPC, STS-B, QQP, QNLI,
- *   GitHub Issues. AnglE-RAN uses the RAN_base long-text backbone (Li et al., 2023), which this
- *   library does not implement: its row is marked so.
+ *   GitHub Issues. AnglE-RAN trains the RAN_base long-text backbone (Li et al., 2023;
+ *   lib/models/ran/) with AnglE-BERT's recipe and RanNet's sentence vector (angleRan); its model is
+ *   the row's own (../ran-row-model.ts: RAN_base, or a tiny random stand-in under smoke).
  * - Table 4 (ablation on STS-B): the objective rows and the pooling rows.
  * - Table 5 (LLM supervision): one row per generator and their ensemble, each on the data the
  *   notebook generated; the unsupervised rows are reference numbers.
@@ -17,12 +18,13 @@ import type { StsTaskName } from '../../data/registry.js';
 import type { Table2RowRef } from '../../models/released.js';
 import { paperCellOf } from '../paper-cell.js';
 import type { PlanCell, PlanRow } from '../plan.js';
-import { angleBert, angleLlmSupervised, angleStsbWithPooling, angleStsbWithWeights, TABLE4_OBJECTIVES, TABLE4_POOLINGS } from '../recipes/angle.js';
+import { angleBert, angleLlmSupervised, angleRan, angleStsbWithPooling, angleStsbWithWeights, TABLE4_OBJECTIVES, TABLE4_POOLINGS } from '../recipes/angle.js';
 import type { Recipe } from '../recipes/recipe.js';
 import { sbertBert } from '../recipes/sbert.js';
 import { simcseBert } from '../recipes/simcse.js';
 import { TABLE2_AVERAGE, TABLE2_METRICS } from '../sts-suite-run.js';
 import type { TaskLoadOptions, TaskName } from '../tasks.js';
+import { ranRowModel, type RanRowModel } from '../ran-row-model.js';
 
 /** AnglE's first version: the one with every table (BERT rows are the same in all three). */
 export const ANGLE_FILE = '000_c0fdd0968b088fcd.txt';
@@ -94,14 +96,25 @@ export const TABLE3_COLUMNS: ReadonlyArray<{ column: string; task: TaskName }> =
   { column: 'GitHub Issues.', task: 'gis' },
 ];
 
-/** AnglE Table 3: every trainable cell, and AnglE-RAN's marked. */
-export function table3Rows(columns: readonly TaskName[] = TABLE3_COLUMNS.map((c) => c.task)): PlanRow[] {
+/** The AnglE-RAN row of one column: RAN_base (or the preset's stand-in), or why it cannot run. */
+function angleRanRow(task: TaskName, cells: PlanCell[], ran: RanRowModel): PlanRow {
+  if ('unavailable' in ran) return { row: 'AnglE-RAN', cells, unavailable: ran.unavailable };
+  const recipe = angleRan(task);
+  if (ran.standIn) recipe.title = `${recipe.title} — STAND-IN: ${ran.standIn}`;
+  return { row: 'AnglE-RAN', cells, recipe, model: ran.model };
+}
+
+/**
+ * AnglE Table 3: every cell. `ran` is the AnglE-RAN row's model (default: by the preset in
+ * ANGLE_PRESET, ../ran-row-model.ts).
+ */
+export function table3Rows(columns: readonly TaskName[] = TABLE3_COLUMNS.map((c) => c.task), ran: RanRowModel = ranRowModel()): PlanRow[] {
   const out: PlanRow[] = [];
   for (const { column, task } of TABLE3_COLUMNS.filter((c) => columns.includes(c.task))) {
     const cells = (row: string) => [{ column, paper: cell('Table 3', row, column) }];
     out.push({ row: 'SimCSE-BERT', cells: cells('SimCSE-BERT'), recipe: simcseBert(task) });
     out.push({ row: 'SBERT', cells: cells('SBERT'), recipe: sbertBert(task) });
-    out.push({ row: 'AnglE-RAN', cells: cells('AnglE-RAN'), unavailable: 'needs the RAN_base backbone (Li et al., 2023), not implemented here' });
+    out.push(angleRanRow(task, cells('AnglE-RAN'), ran));
     out.push({ row: 'AnglE-BERT', cells: cells('AnglE-BERT'), recipe: angleBert(task) });
   }
   return out;
