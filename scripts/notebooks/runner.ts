@@ -6,7 +6,6 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import {
   joinText,
   readNotebook,
@@ -18,39 +17,38 @@ import {
   type Notebook,
   type NotebookOutput,
 } from './ipynb.js';
+import { notebookKernel, type KernelName } from './kernels.js';
 import type { KernelInput, KernelMessage } from './protocol.js';
 
-/** The kernel beside this file: kernel.ts under tsx, kernel.js once compiled (the GPU bundle, scripts/gpu-pack.mjs). */
-const KERNEL_SCRIPT = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? './kernel.ts' : './kernel.js', import.meta.url));
 /** setTimeout's longest delay (about 24.8 days); longer ones fire at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 /** How long a kernel may take to stop after the timeout's SIGINT before it is killed. */
 const KILL_GRACE_MS = 10_000;
-/** What `tslab install` writes as the kernelspec (tslab's python/install.py). */
-const TSLAB_KERNELSPEC = { display_name: 'TypeScript', language: 'typescript', name: 'tslab' };
 
 /** A path for messages: relative to the working directory when below it. */
 export function shown(p: string): string {
   const r = relative(process.cwd(), p);
   return r === '' ? '.' : r.startsWith('..') ? p : r;
 }
+
+export interface NotebookRun {
+  /** `notebooks/<name>.ipynb: cell <n> (code cell <k>): <error>` when it failed. */
+  failure?: string;
   /**
    * A worker's notebook (lib/experiments/plan-workers.ts) ends at `plan.run()` once its runs are
    * listed or done: what that stop said. Not a failure.
    */
   workerStop?: string;
+}
 
-export interface NotebookRun {
 /** The error name `plan.run()` ends a worker's notebook with (lib/experiments/plan-workers.ts PlanWorkerStop). */
 const WORKER_STOP = 'PlanWorkerStop';
-
-  /** `notebooks/<name>.ipynb: cell <n> (code cell <k>): <error>` when it failed. */
-  failure?: string;
-}
 
 export interface RunContext {
   /** Seconds a cell may run. */
   timeoutS: number;
+  /** The kernel the cells run in (./kernels.ts); default tslab. */
+  kernel?: KernelName;
   /** Echo what cells print as they print it. */
   verbose: boolean;
   env: NodeJS.ProcessEnv;
@@ -78,7 +76,8 @@ export async function runNotebook(file: string, label: string, outFile: string, 
   const started = Date.now();
   const nb = await readNotebook(shown(file));
   const executed: Notebook = structuredClone(nb);
-  executed.metadata = { ...nb.metadata, kernelspec: TSLAB_KERNELSPEC };
+  const kernel = notebookKernel(ctx.kernel ?? 'tslab');
+  executed.metadata = { ...nb.metadata, kernelspec: kernel.kernelspec };
   const codeNumber = new Map<number, number>();
   const toRun: KernelInput['cells'] = [];
   executed.cells.forEach((c, index) => {
@@ -124,7 +123,7 @@ export async function runNotebook(file: string, label: string, outFile: string, 
   });
 
   if (toRun.length > 0) {
-    const child = fork(KERNEL_SCRIPT, [], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'], env: ctx.env });
+    const child = fork(kernel.script, [], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'], env: ctx.env });
     ctx.child = child;
     // Everything a cell writes arrives as a message; what reaches the real streams is the
     // process's own (startup warnings, native libraries) and goes to the runner's stderr.
@@ -201,10 +200,10 @@ export async function runNotebook(file: string, label: string, outFile: string, 
   if (failed === undefined) {
     console.log(`${label}: ok, ${toRun.length} code cells in ${seconds} s -> ${shown(outFile)}`);
     return {};
+  }
   if (failed.error.ename === WORKER_STOP) {
     console.log(`${label}: ${failed.error.evalue} (${seconds} s) -> ${shown(outFile)}`);
     return { workerStop: failed.error.evalue };
-  }
   }
   const where = failed.index >= 0 ? `cell ${failed.index + 1} (code cell ${codeNumber.get(failed.index)}): ` : '';
   const failure = `${shown(file)}: ${where}${failed.error.ename}: ${failed.error.evalue}`;
