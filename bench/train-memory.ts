@@ -22,6 +22,9 @@
  * tokens.
  *
  * Sections (--sections, default all):
+ *   backends     one real step of BERT-base width (2 layers, 2 pairs × 64 tokens, lean tape) measured on
+ *                the real cpu and wasm backends, beside the shape-only predictions for cpu and cuda:
+ *                whole-step peak and bytes per token per layer, each row saying what produced it
  *   crosscheck   a real step on the cpu backend against the shape-only 'meta-cpu' on the same tiny
  *                BERT: peak buffer and tensor bytes must be equal (lean and tfjs gradients)
  *   calibration  the step of bench/cuda-train-step.ts on 'meta' against the peaks that run
@@ -35,7 +38,7 @@
  *   compute      kernels and matmul FLOP per BERT-base step with checkpointing and blocked attention
  *   time         the time cost of checkpointing and blocked attention: real steps on the cpu backend
  *
- *   npx tsx bench/train-memory.ts [--sections bert,llama] [--no-torch] [--out file] [--results-dir bench/results]
+ *   npx tsx bench/train-memory.ts [--sections bert,llama] [--no-torch] [--backends-width 768] [--out file] [--results-dir bench/results]
  *
  * Writes bench/results/train-memory-<date>.json (rows as the issue defines them, plus the
  * sections' details). Nothing here is a test and no timing is asserted.
@@ -47,6 +50,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { initBackend, tf } from '../lib/backend/index.js';
+import { collectProvenance } from '../lib/report/provenance.js';
 import { trackTensorMemory } from '../lib/backend/memory-tracking.js';
 import { shapeOnlyBackend, withShapeOnlyBackend } from '../lib/backend/shape-only/index.js';
 import { addLora } from '../lib/models/adapters/lora.js';
@@ -66,8 +70,10 @@ const here = dirname(fileURLToPath(import.meta.url));
 const root = dirname(here);
 const { values: opts } = parseArgs({
   options: {
-    sections: { type: 'string', default: 'crosscheck,calibration,bert,llama,recipes,compute,time' },
+    sections: { type: 'string', default: 'crosscheck,backends,calibration,bert,llama,recipes,compute,time' },
     'no-torch': { type: 'boolean', default: false },
+    /** The backends section's hidden size (768: BERT-base width; smaller for a quick check, e.g. the test's 64). */
+    'backends-width': { type: 'string', default: '768' },
     out: { type: 'string' },
     'results-dir': { type: 'string' },
   },
@@ -255,6 +261,13 @@ interface Row {
   gradients?: 'lean' | 'tfjs';
   attention?: 'plain' | 'blocked';
   peakDeviceBytes?: number;
+  /**
+   * What produced the row: 'measured on cpu' / 'measured on wasm' (a real step), 'predicted for cuda'
+   * / 'predicted for cpu' (the shape-only backend mirroring it), or PyTorch's projection.
+   */
+  producedBy: string;
+  /** The peak of the whole step (weights, optimiser state, activations, gradients, scratch), not per layer: what a device must hold. */
+  wholeStepPeakBytes: number;
   measured: string;
 }
 
@@ -294,6 +307,101 @@ if (sections.has('crosscheck')) {
     }
   }
   details.crosscheck = { model: 'BERT 2 layers, hidden 64, 4 heads, intermediate 256, vocab 30522', batch: '8 pairs x 32 tokens', results: out };
+}
+
+// ---- backends: real cpu and wasm steps beside the shape-only predictions --------------------------
+
+/**
+ * Two steps of `s` on a real backend (the second measured, as measureOurs): the whole-step peak of
+ * tfjs's live bytes (the state when the step starts + the step's peak above it) and what the
+ * forward pass leaves for backward.
+ */
+async function measureReal(s: StepSpec, on: 'cpu' | 'wasm'): Promise<{ peakBytes: number; savedBytes: number }> {
+  await initBackend(on, { quiet: true });
+  const model = modelFromConfig({ ...s.config, ...(s.layers ? { num_hidden_layers: s.layers } : {}) }, { init: 'normal', seed: 1, dropoutSeed: 3 }) as BertModel;
+  const trainable = model.trainableParameters();
+  const optimizer = new AdamW(trainable, { weightDecay: 0.01 });
+  const objective = bindObjective(objectiveOf(s.kind), s.kind);
+  let afterForward = 0;
+  const ctx: StepContext = {
+    model, trainable, pooling: 'cls', padSide: 'right', optimizer, gradients: s.gradients ?? 'lean', checkpointing: s.checkpointing, attention: s.attention,
+    objective: (emb, b) => {
+      const r = objective.loss(emb, b);
+      afterForward = tf.memory().numBytes;
+      return r;
+    },
+  };
+  const batch = batchOf(s, (s.config.vocab_size as number) ?? 30000);
+  try {
+    await optimizerStep(ctx, [batch], 1e-5);
+    const before = tf.memory().numBytes;
+    const { memory } = await trackTensorMemory(() => optimizerStep(ctx, [batch], 1e-5));
+    return { peakBytes: before + memory.peakBufferBytes, savedBytes: afterForward - before };
+  } finally {
+    optimizer.dispose();
+    objective.dispose();
+    model.dispose();
+  }
+}
+
+if (sections.has('backends')) {
+  const hidden = Number(opts['backends-width']);
+  if (!Number.isInteger(hidden) || hidden < 16 || hidden % 4 !== 0) throw new Error(`--backends-width ${opts['backends-width']}: expected a whole multiple of 4, at least 16`);
+  const width = hidden === 768 ? { ...KNOWN_CONFIGS['google-bert/bert-base-uncased'] } : { ...KNOWN_CONFIGS['google-bert/bert-base-uncased'], hidden_size: hidden, num_attention_heads: 4, intermediate_size: 4 * hidden, vocab_size: 1000 };
+  const spec: StepSpec = { config: width, examples: 2, length: 64, kind: 'pairs', gradients: 'lean' };
+  const tokens = rowsOf(spec) * spec.length;
+  log(`backends: ${hidden === 768 ? 'BERT-base width' : `BERT width ${hidden}`}, 2 layers, ${spec.examples} pairs x ${spec.length} tokens, lean tape: one real step on cpu and wasm beside the shape-only predictions`);
+  const out: unknown[] = [];
+  const push = (producedBy: string, peak: number, perLayer: number, measured: string, device?: number) => {
+    rows.push({
+      model: hidden === 768 ? 'bert-base-uncased width, 2 layers' : `bert width ${hidden}, 2 layers`, batch: spec.examples, length: spec.length, engine: 'ours', checkpointing: false, baseStorage: 'fp32', bytesPerTokenPerLayer: perLayer,
+      peakBytes: peak, kind: 'pairs', sequences: rowsOf(spec), layers: 2, gradients: 'lean', attention: 'plain', ...(device ? { peakDeviceBytes: device } : {}), producedBy, wholeStepPeakBytes: peak, measured,
+    });
+    out.push({ producedBy, wholeStepPeakBytes: peak, bytesPerTokenPerLayer: perLayer });
+    log(`  ${producedBy}: whole step ${(peak / MiB).toFixed(1)} MiB, ${Math.round(perLayer).toLocaleString('en-US')} bytes/token/layer`);
+  };
+  for (const on of ['cpu', 'wasm'] as const) {
+    const two = await measureReal({ ...spec, layers: 2 }, on);
+    const one = await measureReal({ ...spec, layers: 1 }, on);
+    push(`measured on ${on}`, two.peakBytes, (two.savedBytes - one.savedBytes) / tokens, `a real step on the ${on} backend (tfjs engine bytes), second of two; per layer from 1 and 2 layers`);
+  }
+  await initBackend('cpu', { quiet: true });
+  for (const mirrors of ['cpu', 'cuda'] as const) {
+    const m = async (layers: number) =>
+      withShapeOnlyBackend(async () => {
+        const b = shapeOnlyBackend(mirrors);
+        const model = modelFromConfig({ ...width, num_hidden_layers: layers }) as BertModel;
+        const trainable = model.trainableParameters();
+        const optimizer = new AdamW(trainable, { weightDecay: 0.01 });
+        const objective = bindObjective(objectiveOf('pairs'), 'pairs');
+        let afterForward = 0;
+        const ctx: StepContext = {
+          model, trainable, pooling: 'cls', padSide: 'right', optimizer, gradients: 'lean',
+          objective: (emb, bt) => {
+            const r = objective.loss(emb, bt);
+            afterForward = b.memoryCounters().liveBytes;
+            return r;
+          },
+        };
+        const batch = batchOf(spec, Number(width.vocab_size));
+        try {
+          await optimizerStep(ctx, [batch], 1e-5);
+          const before = b.memoryCounters().liveBytes;
+          b.resetPeak();
+          await optimizerStep(ctx, [batch], 1e-5);
+          const c = b.memoryCounters();
+          return { peakBytes: c.peakBytes, peakDeviceBytes: c.peakDeviceBytes, savedBytes: afterForward - before };
+        } finally {
+          optimizer.dispose();
+          objective.dispose();
+          model.dispose();
+        }
+      }, { mirrors });
+    const two = await m(2);
+    const one = await m(1);
+    push(`predicted for ${mirrors}`, two.peakBytes, (two.savedBytes - one.savedBytes) / tokens, `shape-only backend mirroring ${mirrors}, second of two steps`, mirrors === 'cuda' ? two.peakDeviceBytes : undefined);
+  }
+  details.backends = { model: `BERT, hidden ${width.hidden_size}, ${width.num_attention_heads} heads, intermediate ${width.intermediate_size}, vocab ${width.vocab_size}, 2 layers`, batch: `${spec.examples} pairs x ${spec.length} tokens, every token real`, tape: 'lean', results: out };
 }
 
 // ---- calibration ---------------------------------------------------------------------------------
@@ -343,7 +451,7 @@ if (sections.has('bert')) {
       rows.push({
         model: 'bert-base-uncased', batch: pairs, length, engine: 'ours', checkpointing: !!s.checkpointing, baseStorage: 'fp32',
         bytesPerTokenPerLayer: r.bytesPerTokenPerLayer, peakBytes: r.full.peakBytes, kind: 'pairs', sequences: rowsOf(s), layers: 12,
-        gradients: s.gradients, attention: s.attention ?? 'plain', peakDeviceBytes: r.full.peakDeviceBytes, measured: 'shape-only backend mirroring cuda, full model',
+        gradients: s.gradients, attention: s.attention ?? 'plain', peakDeviceBytes: r.full.peakDeviceBytes, producedBy: 'predicted for cuda', wholeStepPeakBytes: r.full.peakBytes, measured: 'shape-only backend mirroring cuda, full model',
       });
       log(`  ${pairs}x${length} ${s.gradients}${s.checkpointing ? ' +ckpt' : ''}${s.attention === 'blocked' ? ' +blocked' : ''}: peak ${gb(r.full.peakBytes)} (device ${gb(r.full.peakDeviceBytes)}), ${(r.bytesPerTokenPerLayer / 1000).toFixed(1)} kB/token/layer`);
     }
@@ -357,6 +465,7 @@ if (sections.has('bert')) {
       rows.push({
         model: 'bert-base-uncased', batch: pairs, length, engine: 'torch', checkpointing: false, baseStorage: 'fp32',
         bytesPerTokenPerLayer: t.savedPerTokenPerLayer, peakBytes: peak, kind: 'pairs', sequences: 2 * pairs, layers: 12,
+        producedBy: `projected from torch ${t.torch} eager on the CPU (saved tensors + state; backward transients not counted)`, wholeStepPeakBytes: peak,
         measured: `torch ${t.torch} on the CPU at 1 and 2 layers, this batch; saved tensors projected to 12 layers + 16 B per trained parameter`,
       });
       log(`  ${pairs}x${length} torch: peak ${gb(peak)}, ${(t.savedPerTokenPerLayer / 1000).toFixed(1)} kB/token/layer (peak RSS ${t.peakRssMiB.toFixed(0)} MiB)`);
@@ -380,7 +489,7 @@ if (sections.has('llama')) {
         rows.push({
           model: 'llama-2-7b', batch: examples, length, engine: 'ours', checkpointing, baseStorage: dq ? 'nf4-dq' : storage,
           bytesPerTokenPerLayer: r.bytesPerTokenPerLayer, peakBytes: r.full.peakBytes, kind, sequences: rowsOf(s), layers: 32,
-          gradients: 'lean', attention: 'plain', peakDeviceBytes: r.full.peakDeviceBytes, measured: 'shape-only backend mirroring cuda, full model',
+          gradients: 'lean', attention: 'plain', peakDeviceBytes: r.full.peakDeviceBytes, producedBy: 'predicted for cuda', wholeStepPeakBytes: r.full.peakBytes, measured: 'shape-only backend mirroring cuda, full model',
         });
         log(`  ${examples} ${kind} x ${length} base ${dq ? 'nf4-dq' : storage}${checkpointing ? ' +ckpt' : ''}: peak ${gb(r.full.peakBytes)} (device ${gb(r.full.peakDeviceBytes)}), ${(r.bytesPerTokenPerLayer / 1000).toFixed(1)} kB/token/layer`);
       }
@@ -395,6 +504,7 @@ if (sections.has('llama')) {
         rows.push({
           model: 'llama-2-7b', batch: examples, length, engine: 'torch', checkpointing: false, baseStorage: storage,
           bytesPerTokenPerLayer: t.savedPerTokenPerLayer, peakBytes: peak, kind, sequences: rowsOf(base), layers: 32,
+          producedBy: `projected from torch ${t.torch} eager on the CPU (saved tensors + state; backward transients not counted)`, wholeStepPeakBytes: peak,
           measured: `torch ${t.torch} on the CPU at 1 and 2 layers, ${probe} rows of this length (fp32 compute); saved tensors projected to 32 layers and ${rowsOf(base)} rows + 16 B per LoRA parameter + ${bytesPerFrozen} B per frozen one`,
         });
         log(`  ${examples} ${kind} x ${length} torch base ${storage}: peak ${gb(peak)}, ${(t.savedPerTokenPerLayer / 1000).toFixed(1)} kB/token/layer`);
@@ -560,7 +670,8 @@ const record = {
   when,
   commit,
   machine: { host: hostname(), cpu: cpus()[0]?.model, cores: cpus().length, arch: arch(), node: process.version, tfjsCore: tf.version_core },
-  method: 'see the header of bench/train-memory.ts: ours on the shape-only backend mirroring cuda (second step of the trainer\'s optimizerStep), PyTorch from bench/torch_train_memory.py (saved tensors at 1 and 2 layers, projected)',
+  method: 'see the header of bench/train-memory.ts: ours on the shape-only backend mirroring cuda (second step of the trainer\'s optimizerStep) unless a row\'s producedBy says "measured on cpu/wasm" (a real step there), PyTorch from bench/torch_train_memory.py (saved tensors at 1 and 2 layers, projected)',
+  provenance: collectProvenance(),
   rows,
   ...details,
 };

@@ -292,6 +292,6 @@ export const STEPS: Record<StepName, (ctx: CheckContext) => Promise<StepItem[]>>
 
 /** Default budgets in seconds: on the GPU the five fit 8 minutes; the dry run, 3. */
 export const DEFAULT_BUDGET_S: Record<'gpu' | 'dry', Record<StepName, number>> = {
-  gpu: { 'build-tests': 120, parity: 80, memory: 90, speed: 120, rehearsal: 70 },
+  gpu: { 'build-tests': 100, parity: 80, memory: 90, speed: 120, rehearsal: 90 },
   dry: { 'build-tests': 25, parity: 35, memory: 50, speed: 25, rehearsal: 45 },
 };
