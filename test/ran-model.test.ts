@@ -245,3 +245,30 @@ test('a released-layout folder (config.json, vocab.txt, model.ckpt.index + 2 dat
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('training with dropout: checkpointing replays the same masks (same gradients), and the masks change the output', { skip }, async () => {
+  await initBackend('cpu', { quiet: true });
+  const m = await loadModel(join(RAN_SET!, 'model'));
+  const model = m.model as RanModel;
+  try {
+    model.setDropout(0.1);
+    const batch = m.tokenizer.encodeBatch(['A child is reading a book in the library while the rain falls outside the window today.', 'Rain.']);
+    model.dropoutCounter = 0;
+    const plain = gradients(model, batch, false);
+    const drawn = model.dropoutCounter;
+    model.dropoutCounter = 0;
+    const ckpt = gradients(model, batch, true);
+    assert.equal(model.dropoutCounter, drawn, 'the checkpointed pass draws as many masks as the plain one');
+    // embedding + per layer: initializer, 3 windows x 6 (concat LN, probabilities, output, tokens, cell, and the loop step's residual but for the final step), memory review 2
+    assert.ok(drawn > 20, `${drawn} masks`);
+    for (const [name, g] of plain) {
+      const h = ckpt.get(name)!;
+      for (let i = 0; i < g.length; i++) assert.ok(Math.abs(g[i] - h[i]) <= 1e-5 * Math.max(1, Math.abs(g[i])), `${name}[${i}]: ${g[i]} vs ${h[i]}`);
+    }
+    const inference = tf.tidy(() => model.forward(batch).poolerOutput!.dataSync());
+    const training = tf.tidy(() => model.forward(batch, { training: true }).poolerOutput!.dataSync());
+    assert.notDeepEqual([...training], [...inference]);
+  } finally {
+    m.model.dispose();
+  }
+});

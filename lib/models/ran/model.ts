@@ -26,9 +26,13 @@
  * LayerNorm here is langml's: (x − mean) / sqrt(mean(x²) + 1e-7), the UNCENTRED second moment
  * (ln.py:80-91, utils.py:42-47), so the fused centred LayerNorm of the other models is not used.
  *
- * Dropout: the Keras model's dropout layers are the identity at inference, which is all the golden
- * set pins down; in training this port applies dropout_rate after the embedding LayerNorm
- * (rannet.py:167, the one dropout the transcription cites) and nowhere else.
+ * Dropout (training only; the identity at inference, which is all the golden set pins down), at
+ * dropout_rate everywhere the Keras code of ran.py (4AI/RAN at 1405d7b) applies its RAN's
+ * dropout_rate: after the embedding LayerNorm (rannet.py:167); in each window after the concat
+ * LayerNorm, on the attention probabilities, on the attention output before its GLU residual, and on
+ * the normalised tokens and cell (do_step); on the initializer's cell (do_first_step); on the
+ * residual cell of every loop step but not the final step (do_window_step / do_final_step); and in
+ * the memory review on its probabilities and output (SelfAttention.call).
  *
  * Training: parameters are tf.Variables (Dense kernels as [out, in] `<module>.weight`, ./weights.ts)
  * on the adapter base, so LoRA attaches to every Dense layer of the RAN layers; each RAN layer runs
@@ -174,6 +178,12 @@ export class RanModel extends AdaptableTransformerModel<RanConfig> implements Ad
     return ranWindows(seqLen, this.config.windowSize, this.config.minWindowSize);
   }
 
+  /** Dropout at the config's rate in training (masks from the seeded counter), else x itself. */
+  private drop(x: tf.Tensor, ctx: AdapterContext): tf.Tensor {
+    const rate = this.config.dropoutRate;
+    return ctx.training && rate > 0 ? fusedDropout(x, rate, this.nextDropoutSeed()) : x;
+  }
+
   /** langml LayerNorm `name` (the module's gamma and beta). */
   private layerNorm(x: tf.Tensor, name: string): tf.Tensor {
     return tf.add(tf.mul(standardNormalize(x), this.p(`${name}.gamma`)), this.p(`${name}.beta`));
@@ -199,7 +209,7 @@ export class RanModel extends AdaptableTransformerModel<RanConfig> implements Ad
     const [B, w] = tokens.shape as number[];
     const L = w + 1;
     const name = `${layer}.encode-attn`;
-    const z = this.layerNorm(tf.concat([cell, tokens], 1), `${layer}.concat-layernorm`);
+    const z = this.drop(this.layerNorm(tf.concat([cell, tokens], 1), `${layer}.concat-layernorm`), ctx);
     const { cos, sin, swap } = rotaryTables(L, hs);
     const heads = (d: string, rotate: boolean) => {
       const t = tf.reshape(this.swishDense(z, `${name}.${d}`, ctx), [B, L, H, hs]) as tf.Tensor4D;
@@ -211,12 +221,12 @@ export class RanModel extends AdaptableTransformerModel<RanConfig> implements Ad
     // The cell is never masked (ran.py:448-450); pad keys are.
     const m = tf.reshape(tf.concat([tf.ones([B, 1]), keyMask], 1), [B, 1, 1, L]);
     const scores = maskScores(tf.div(tf.matMul(q, k, false, true), Math.sqrt(hs)), m);
-    const attended = tf.reshape(tf.transpose(tf.matMul(tf.softmax(scores, -1), v), [0, 2, 1, 3]), [B, L, H * hs]);
-    const out = this.layerNorm(tf.add(this.swishDense(attended, `${name}.dense-o`, ctx), this.glu(z, `${name}.glu`, ctx)), `${name}.layernorm`);
+    const attended = tf.reshape(tf.transpose(tf.matMul(this.drop(tf.softmax(scores, -1), ctx), v), [0, 2, 1, 3]), [B, L, H * hs]);
+    const out = this.layerNorm(tf.add(this.drop(this.swishDense(attended, `${name}.dense-o`, ctx), ctx), this.glu(z, `${name}.glu`, ctx)), `${name}.layernorm`);
     const D = this.config.hiddenSize;
     return {
-      cell: standardNormalize(tf.slice(out, [0, 0, 0], [B, 1, D])),
-      tokens: standardNormalize(tf.slice(out, [0, 1, 0], [B, w, D])),
+      tokens: this.drop(standardNormalize(tf.slice(out, [0, 1, 0], [B, w, D])), ctx),
+      cell: this.drop(standardNormalize(tf.slice(out, [0, 0, 0], [B, 1, D])), ctx),
     };
   }
 
@@ -229,7 +239,7 @@ export class RanModel extends AdaptableTransformerModel<RanConfig> implements Ad
     const kw = this.swishDense(cells, `${name}.dense-k`, ctx);
     const vw = this.swishDense(cells, `${name}.dense-v`, ctx);
     const scores = maskScores(tf.div(tf.matMul(qw, kw, false, true), Math.sqrt(D)), tf.reshape(mask, [B, T, 1]));
-    const out = this.swishDense(tf.matMul(tf.softmax(scores, -1), vw), `${name}.dense-o`, ctx);
+    const out = this.drop(this.swishDense(tf.matMul(this.drop(tf.softmax(scores, -1), ctx), vw), `${name}.dense-o`, ctx), ctx);
     // The GLU residual reads the projected, swished query qw (ran.py:226), not the raw tokens.
     return this.layerNorm(tf.add(out, this.glu(qw, `${name}.glu`, ctx)), `${name}.layernorm`);
   }
@@ -248,20 +258,29 @@ export class RanModel extends AdaptableTransformerModel<RanConfig> implements Ad
     const x = tf.slice(packed, [0, 1, 0], [B, T, D]);
     // do_first_step (ran.py:488-504): a cell tensor that is zero over the whole batch is replaced by
     // the initializer's output (a tf.cond on count_nonzero of the batch), computed on the device.
-    const init = this.layerNorm(swish(this.linear(cell, `${layer}.cell-initializer`, ctx, false)), `${layer}.cell-initializer-layernorm`);
+    const init = this.drop(this.layerNorm(swish(this.linear(cell, `${layer}.cell-initializer`, ctx, false)), `${layer}.cell-initializer-layernorm`), ctx);
     // cell + z (init − cell) is exactly init when z = 1 (the cell is 0) and exactly the cell when z = 0.
     cell = tf.add(cell, tf.mul(allZeroIndicator(cell), tf.sub(init, cell)));
     const cellIn: tf.Tensor[] = [];
     const cells: tf.Tensor[] = [];
     const outs: tf.Tensor[] = [];
     let prevRaw: tf.Tensor | undefined;
-    for (const [s, e] of this.windows(T)) {
+    const windows = this.windows(T);
+    // Keras runs the last window as its "final step" (no dropout on the residual cell) unless the
+    // tail was merged into it, which leaves it in the window loop.
+    const chunks = Math.ceil(T / this.config.windowSize);
+    const finalStep = chunks >= 2 && windows.length === chunks ? windows.length - 1 : -1;
+    for (const [k, [s, e]] of windows.entries()) {
       cellIn.push(cell);
       const w = this.window(layer, cell, tf.slice(x, [0, s, 0], [B, e - s, D]), tf.slice(mask, [0, s], [B, e - s]), ctx);
       outs.push(w.tokens);
       cells.push(w.cell);
       // Window 1 is fed raw_0; later windows LN_res(raw_k + GLU(raw_{k-1})) (ran.py:514-549).
-      cell = prevRaw === undefined ? w.cell : this.layerNorm(tf.add(w.cell, this.glu(prevRaw, `${layer}.cell-glu`, ctx)), `${layer}.cell-residual-layernorm`);
+      if (prevRaw === undefined) cell = w.cell;
+      else {
+        cell = this.layerNorm(tf.add(w.cell, this.glu(prevRaw, `${layer}.cell-glu`, ctx)), `${layer}.cell-residual-layernorm`);
+        if (k !== finalStep) cell = this.drop(cell, ctx);
+      }
       prevRaw = w.cell;
     }
     const preReview = outs.length === 1 ? outs[0] : tf.concat(outs, 1);
