@@ -19,7 +19,9 @@
  * recipe cannot have (a typo: `learningRate`) is an error that lists the keys there are, rather
  * than a setting that silently does nothing.
  */
-import type { ObjectiveConfig } from '../train/objective.js';
+// The value import registers the built-in objectives, whose schemas give the objective's keys.
+import '../train/objective.js';
+import { isRegisteredLoss, lossOptionKeys, registeredLossNames } from '../losses/registry.js';
 import type { TrainerConfig } from '../train/trainer.js';
 import { InputError } from '../util/errors.js';
 import type { LoraConfig } from '../models/adapters/lora.js';
@@ -72,22 +74,6 @@ const TRAINER_KEYS = {
 const LORA_KEYS = { r: true, alpha: true, dropout: true, targetModules: true, useRslora: true } as const satisfies Record<keyof LoraConfig, true>;
 const EVALUATION_KEYS = ['pooling', 'maxLength', 'sentevalBatchSize'] as const;
 
-/** The option keys of each objective (what an override of the objective may name). */
-const OBJECTIVE_KEYS: Record<ObjectiveConfig['name'], readonly string[]> = {
-  angle: ['name', 'loss'],
-  simcse: ['name', 'temperature'],
-  simace: ['name', 'options'],
-  arccon: ['name', 'options'],
-  'sbert-cosine': ['name', 'scale'],
-  'sbert-softmax': ['name', 'classes'],
-};
-const ANGLE_LOSS_KEYS = ['preset', 'weights', 'taus', 'anglePooling', 'ibnPositives', 'duplicates'];
-const NESTED_KEYS: Record<string, readonly string[]> = {
-  'objective.loss.weights': ['cosine', 'ibn', 'angle', 'cln'],
-  'objective.loss.taus': ['cosine', 'ibn', 'angle'],
-  'objective.options': ['temperature', 'margin', 'marginUnit'],
-};
-
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
 }
@@ -95,11 +81,11 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 /** The keys allowed under `path` in a recipe whose objective is `objective`; undefined: any (a value's own object). */
 function allowedKeys(path: string, objective: string): readonly string[] | undefined {
   if (path === '') return [...Object.keys(TRAINER_KEYS), 'lora', 'baseStorage', 'evaluation'];
-  if (path === 'objective') return OBJECTIVE_KEYS[objective as ObjectiveConfig['name']] ?? ['name'];
-  if (path === 'objective.loss') return ANGLE_LOSS_KEYS;
+  // An objective's keys, at any depth, are its registry entry's options schema (lib/losses/registry.ts).
+  if (path === 'objective' || path.startsWith('objective.')) return isRegisteredLoss(objective) ? lossOptionKeys(objective, path.slice('objective.'.length)) : ['name'];
   if (path === 'lora') return Object.keys(LORA_KEYS);
   if (path === 'evaluation') return EVALUATION_KEYS;
-  return NESTED_KEYS[path];
+  return undefined;
 }
 
 /**
@@ -121,12 +107,14 @@ function merge(base: unknown, patch: unknown, path: string, objective: string, s
     const key = path ? `${path}.${k}` : k;
     // An objective of another kind replaces the whole objective.
     if (key === 'objective' && isPlainObject(v) && typeof v.name === 'string' && v.name !== objective) {
-      if (!(v.name in OBJECTIVE_KEYS)) throw new InputError(`override: objective '${v.name}' is not one of ${Object.keys(OBJECTIVE_KEYS).join(', ')}`);
+      if (!isRegisteredLoss(v.name)) throw new InputError(`override: objective '${v.name}' is not one of ${registeredLossNames().join(', ')}`);
       set(key);
       out[k] = structuredClone(v);
       continue;
     }
-    out[k] = k in base && isPlainObject(base[k]) && isPlainObject(v) ? merge(base[k], v, key, objective, set) : (set(key), structuredClone(v));
+    // An object the recipe does not have yet is still checked against its schema (an objective option's nested keys).
+    const into = isPlainObject(base[k]) ? base[k] : !(k in base) && isPlainObject(v) && key.startsWith('objective.') && allowedKeys(key, objective) ? {} : undefined;
+    out[k] = into !== undefined && isPlainObject(v) ? merge(into, v, key, objective, set) : (set(key), structuredClone(v));
   }
   return out;
 }

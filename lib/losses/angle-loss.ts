@@ -25,6 +25,7 @@ import { cosineLoss } from './cosine.js';
 import { inBatchNegativesLoss, type DuplicateHandling, type IbnPositives } from './in-batch-negatives.js';
 import { cosineInfoNce } from './info-nce.js';
 import { assertEmbeddings, checkPositive } from './validate.js';
+import { defineLoss, withoutParameters, type ObjectiveFn } from './registry.js';
 
 export const ANGLE_TOTAL_OBJECTIVE = 'AnglE loss';
 
@@ -220,4 +221,44 @@ export function angleTripletLossTerms(emb: tf.Tensor2D, config: AngleLossConfigI
 /** The AnglE objective (weighted total) of a triplet batch `[q0, p0, n0, ...]`. */
 export function angleTripletTotalLoss(emb: tf.Tensor2D, config: AngleLossConfigInput = {}): tf.Scalar {
   return tf.tidy(() => angleTripletLossTerms(emb, config).total);
+}
+
+/** The options schema of `loss` (keys of AngleLossConfigInput; the compiler checks the list). */
+export const ANGLE_LOSS_SCHEMA = {
+  preset: true,
+  weights: { cosine: true, ibn: true, angle: true, cln: true } satisfies Record<keyof AngleLossWeights, true>,
+  taus: { cosine: true, ibn: true, angle: true } satisfies Record<keyof AngleLossTaus, true>,
+  anglePooling: true,
+  ibnPositives: true,
+  duplicates: true,
+} as const satisfies Record<keyof AngleLossConfigInput, unknown>;
+
+/**
+ * Registration of objective `angle`: the weighted total above on pairs (format A) or triplets
+ * (format C), configured by `loss` (a preset plus overrides; default the paper's).
+ */
+export const ANGLE_LOSS = defineLoss({
+  name: 'angle',
+  summary: 'AnglE total: w_cos·cosine + w_ibn·ibn + w_angle·angle (pairs), contrastive + angle + cosine (triplets)',
+  options: { loss: ANGLE_LOSS_SCHEMA },
+  kinds: ['pairs', 'triplets'],
+  bind: (config: { loss?: AngleLossConfigInput }, kind) => withoutParameters(angleObjective(config.loss, kind)),
+});
+
+/** The AnglE objective as the trainer calls it, with the terms it logs. */
+export function angleObjective(loss: AngleLossConfigInput | undefined, kind: 'pairs' | 'triplets' | 'unsupervised'): ObjectiveFn {
+  if (kind === 'triplets') {
+    return (emb) => {
+      const r = angleTripletLossTerms(emb, loss);
+      const terms: Record<string, tf.Scalar> = {};
+      for (const k of ['contrastive', 'cosine', 'angle'] as const) if (r[k]) terms[k] = r[k]!;
+      return { total: r.total, terms };
+    };
+  }
+  return (emb, b) => {
+    const r = angleLossTerms(emb, b.labels, loss, { keys: b.keys });
+    const terms: Record<string, tf.Scalar> = {};
+    for (const k of ['cosine', 'ibn', 'angle'] as const) if (r[k]) terms[k] = r[k]!;
+    return { total: r.total, terms };
+  };
 }

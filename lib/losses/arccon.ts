@@ -21,6 +21,7 @@ import { checkContrastiveInputs } from './info-nce.js';
 import { cosineMatrix } from './similarity.js';
 import { ARCCOS_CLIP_EPS, clippedAcos, toRadians, type AngleUnit } from './angular.js';
 import { assertEmbeddings, checkPositive } from './validate.js';
+import { defineLoss, positivesOnly, withoutParameters } from './registry.js';
 
 export const ARCCON_OBJECTIVE = 'ArcCon';
 export const ARCCON_DEFAULT_TEMPERATURE = 0.05;
@@ -64,3 +65,19 @@ export function arcconLoss(emb: tf.Tensor2D, opts: ArcconOptions = {}): tf.Scala
     return arcconInfoNceLoss(first, second, opts);
   });
 }
+
+/** The options schema (keys of ArcconOptions; the compiler checks the list). */
+const ARCCON_SCHEMA = { temperature: true, margin: true, marginUnit: true, clipEps: true } as const satisfies Record<keyof ArcconOptions, true>;
+
+/** Registration of objective `arccon`: ArcCon on two views or on pairs (positives only: every pair labelled 1). */
+export const ARCCON_LOSS = defineLoss({
+  name: 'arccon',
+  summary: 'ArcCon: InfoNCE over angles with an additive margin (pairs: positives only; unsupervised)',
+  options: { options: ARCCON_SCHEMA },
+  kinds: ['pairs', 'unsupervised'],
+  bind: (config: { options?: ArcconOptions }, kind) =>
+    withoutParameters((emb, b) => {
+      if (kind === 'pairs') positivesOnly('arccon', b.labels);
+      return { total: arcconLoss(emb, config.options), terms: {} };
+    }),
+});

@@ -86,3 +86,28 @@ export {
 export { toRadians, clippedAcos, ARCCOS_CLIP_EPS, type AngleUnit } from './angular.js';
 export { sbertCosineLoss, SBERT_COSINE_OBJECTIVE, type SbertCosineOptions } from './sbert-cosine.js';
 export { sbertSoftmaxLoss, sbertClassifierInit, SBERT_SOFTMAX_OBJECTIVE } from './sbert-softmax.js';
+export {
+  registerLoss,
+  defineLoss,
+  registeredLossNames,
+  lossDefinition,
+  lossOptionKeys,
+  bindLoss,
+  withoutParameters,
+  positivesOnly,
+  type LossDefinition,
+  type OptionsSchema,
+  type ObjectiveBatch,
+  type ObjectiveFn,
+  type ObjectiveValue,
+  type BoundObjective,
+  type ObjectiveContext,
+  type ObjectiveDataKind,
+  type ObjectiveInput,
+  type ObjectiveConfigOf,
+} from './registry.js';
+export { BUILTIN_LOSSES, OBJECTIVE_NAMES, type ObjectiveConfig } from './objectives.js';
+export { distillationLoss, DISTILLATION_OBJECTIVE, type DistillationOptions } from './distillation.js';
+export { maskedLmLoss, MLM_OBJECTIVE } from './masked-lm.js';
+export { pcaCompress, type PcaCompressOptions } from './pca-compress.js';
+export { eseLoss, pcaTarget, ESE_LOSS, ESE_OBJECTIVE, type EseOptions, type CompressionTarget } from './ese.js';

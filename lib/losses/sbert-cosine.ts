@@ -13,6 +13,7 @@ import { pairCount, splitPairs } from './batch.js';
 import { rowCosine } from './similarity.js';
 import { assertEmbeddings, checkLabels, checkPositive } from './validate.js';
 import { InputError } from '../util/errors.js';
+import { defineLoss, withoutParameters } from './registry.js';
 
 export const SBERT_COSINE_OBJECTIVE = 'SBERT cosine-similarity regression';
 
@@ -34,3 +35,12 @@ export function sbertCosineLoss(emb: tf.Tensor2D, labels: ArrayLike<number>, opt
     return tf.mean(tf.squaredDifference(rowCosine(first, second), target)) as tf.Scalar;
   });
 }
+
+/** Registration of objective `sbert-cosine`: SBERT's cosine regression on graded pairs. */
+export const SBERT_COSINE_LOSS = defineLoss({
+  name: 'sbert-cosine',
+  summary: 'Sentence-BERT cosine-similarity regression (graded pair labels / scale)',
+  options: { scale: true } satisfies Record<keyof SbertCosineOptions, true>,
+  kinds: ['pairs'],
+  bind: (config: { scale?: number }) => withoutParameters((emb, b) => ({ total: sbertCosineLoss(emb, b.labels, { scale: config.scale }), terms: {} })),
+});

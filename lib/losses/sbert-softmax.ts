@@ -14,6 +14,7 @@ import { InputError } from '../util/errors.js';
 import { pairCount, splitPairs } from './batch.js';
 import { assertEmbeddings, checkLabels } from './validate.js';
 import { mulberry32Uniform } from '../util/mulberry32.js';
+import { defineLoss } from './registry.js';
 
 export const SBERT_SOFTMAX_OBJECTIVE = 'SBERT softmax classification';
 
@@ -44,3 +45,35 @@ export function sbertSoftmaxLoss(emb: tf.Tensor2D, labels: ArrayLike<number>, we
     return tf.neg(tf.mean(tf.sum(tf.mul(tf.logSoftmax(logits), oneHot), 1))) as tf.Scalar;
   });
 }
+
+let classifierInstances = 0;
+
+/**
+ * Registration of objective `sbert-softmax`. It owns trainable parameters (the classifier W, b,
+ * named `objective.classifier.*`): the trainer trains and checkpoints them with the model's, and
+ * they are not part of the model.
+ */
+export const SBERT_SOFTMAX_LOSS = defineLoss({
+  name: 'sbert-softmax',
+  summary: 'Sentence-BERT softmax classifier over (u, v, |u-v|) (class-index pair labels)',
+  options: { classes: true },
+  kinds: ['pairs'],
+  bind: (config: { classes?: number }, _kind, ctx) => {
+    if (!ctx.dim) throw new InputError(`objective 'sbert-softmax' needs the embedding size to create its classifier`);
+    const dim = ctx.dim;
+    const classes = config.classes ?? 2;
+    const init = sbertClassifierInit(dim, classes, ctx.seed ?? 0);
+    // Variable names must be unique per backend: one scope per bound classifier.
+    const scope = `objective${classifierInstances++}`;
+    const weight = tf.tidy(() => tf.variable(tf.tensor2d(init.weight, [classes, 3 * dim]), true, `${scope}/classifier.weight`)) as tf.Variable<tf.Rank.R2>;
+    const bias = tf.tidy(() => tf.variable(tf.tensor1d(init.bias), true, `${scope}/classifier.bias`)) as tf.Variable<tf.Rank.R1>;
+    return {
+      loss: (emb, b) => ({ total: sbertSoftmaxLoss(emb, b.labels, weight, bias), terms: {} }),
+      parameters: new Map<string, tf.Variable>([
+        ['objective.classifier.weight', weight],
+        ['objective.classifier.bias', bias],
+      ]),
+      dispose: () => tf.dispose([weight, bias]),
+    };
+  },
+});

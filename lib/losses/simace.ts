@@ -17,6 +17,7 @@ import { checkContrastiveInputs } from './info-nce.js';
 import { cosineMatrix } from './similarity.js';
 import { ARCCOS_CLIP_EPS, clippedAcos, toRadians, type AngleUnit } from './angular.js';
 import { assertEmbeddings, checkPositive } from './validate.js';
+import { defineLoss, positivesOnly, withoutParameters } from './registry.js';
 
 export const SIMACE_OBJECTIVE = 'SimACE';
 export const SIMACE_DEFAULT_TEMPERATURE = 0.06;
@@ -57,3 +58,19 @@ export function simaceLoss(emb: tf.Tensor2D, opts: SimaceOptions = {}): tf.Scala
     return simaceInfoNceLoss(first, second, opts);
   });
 }
+
+/** The options schema (keys of SimaceOptions; the compiler checks the list). */
+const SIMACE_SCHEMA = { temperature: true, margin: true, marginUnit: true, clipEps: true } as const satisfies Record<keyof SimaceOptions, true>;
+
+/** Registration of objective `simace`: SimACE on two views or on pairs (positives only: every pair labelled 1). */
+export const SIMACE_LOSS = defineLoss({
+  name: 'simace',
+  summary: 'SimACE: InfoNCE over angles with an additive margin (pairs: positives only; unsupervised)',
+  options: { options: SIMACE_SCHEMA },
+  kinds: ['pairs', 'unsupervised'],
+  bind: (config: { options?: SimaceOptions }, kind) =>
+    withoutParameters((emb, b) => {
+      if (kind === 'pairs') positivesOnly('simace', b.labels);
+      return { total: simaceLoss(emb, config.options), terms: {} };
+    }),
+});

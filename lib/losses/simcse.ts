@@ -17,6 +17,7 @@ import { tf } from '../backend/index.js';
 import { splitPairs, splitTriplets, tripletCount, pairCount } from './batch.js';
 import { checkContrastiveInputs, cosineInfoNce } from './info-nce.js';
 import { assertEmbeddings, checkPositive } from './validate.js';
+import { defineLoss, positivesOnly, withoutParameters } from './registry.js';
 
 export const SIMCSE_OBJECTIVE = 'SimCSE';
 export const SIMCSE_DEFAULT_TEMPERATURE = 0.05;
@@ -64,3 +65,23 @@ export function simcsePairLoss(emb: tf.Tensor2D, opts: SimcseOptions = {}): tf.S
 export function simcseUnsupervisedLoss(emb: tf.Tensor2D, opts: SimcseOptions = {}): tf.Scalar {
   return simcsePairLoss(emb, opts);
 }
+
+/**
+ * Registration of objective `simcse`: supervised SimCSE on triplets, unsupervised SimCSE on two
+ * views, InfoNCE over positives on pairs (every pair must be labelled 1).
+ */
+export const SIMCSE_LOSS = defineLoss({
+  name: 'simcse',
+  summary: 'SimCSE InfoNCE (triplets: supervised; unsupervised: two dropout views; pairs: positives only)',
+  options: { temperature: true },
+  kinds: ['pairs', 'triplets', 'unsupervised'],
+  bind: (config: { temperature?: number }, kind) => {
+    const o = { temperature: config.temperature };
+    if (kind === 'triplets') return withoutParameters((emb) => ({ total: simcseSupervisedLoss(emb, o), terms: {} }));
+    if (kind === 'unsupervised') return withoutParameters((emb) => ({ total: simcseUnsupervisedLoss(emb, o), terms: {} }));
+    return withoutParameters((emb, b) => {
+      positivesOnly('simcse', b.labels);
+      return { total: simcsePairLoss(emb, o), terms: {} };
+    });
+  },
+});

@@ -7,6 +7,7 @@
  * | `decoder`  | golden.json with `prompts` (llama2.c), or format opt-golden-v1 (HF OPT) | decoder    |
  * | `transfer` | golden.json, format senteval-transfer-golden/1 (SentEval) | transfer           |
  * | `ran`      | golden.json, format rannet-golden-v1 (RanNet, a Keras transcription) | ran     |
+ * | `angle-emb-losses` | golden.json, format angle-emb-losses-golden-v1 (angle_emb 0.6.1's training code) | losses |
  *
  * Each suite reads its own files from the set; within a set of its kind, a suite whose file is
  * absent is reported as a failed check, so a partial golden set cannot pass by omission. The
@@ -27,10 +28,11 @@ import { checkRanGolden, isRanGoldenHead } from './ran.js';
 import { checkEvalGolden } from './eval.js';
 import { checkForwardGolden } from './forward.js';
 import { checkLossesGolden } from './losses.js';
+import { checkAngleEmbLossesGolden, isAngleEmbLossesHead } from './angle-emb-losses.js';
 import { checkTrainGolden } from './train.js';
 import { checkTransferGolden } from './transfer.js';
 
-export const GOLDEN_SET_KINDS = ['encoder', 'decoder', 'transfer', 'ran'] as const;
+export const GOLDEN_SET_KINDS = ['encoder', 'decoder', 'transfer', 'angle-emb-losses', 'ran'] as const;
 export type GoldenSetKind = (typeof GOLDEN_SET_KINDS)[number];
 
 export const GOLDEN_SUITE_NAMES = ['forward', 'losses', 'eval', 'train', 'decoder', 'transfer', 'ran'] as const;
@@ -42,6 +44,7 @@ export const SUITES_OF_KIND: Record<GoldenSetKind, readonly GoldenSuiteName[]> =
   decoder: ['decoder'],
   transfer: ['transfer'],
   ran: ['ran'],
+  'angle-emb-losses': ['losses'],
 };
 
 export interface GoldenSuite {
@@ -75,6 +78,7 @@ export function goldenSetKind(dir: string): GoldenSetKind | undefined {
   if (Array.isArray(head.prompts) || isOptGoldenHead(head)) return 'decoder';
   if (typeof head.format === 'string' && head.format.startsWith('senteval-transfer-golden/')) return 'transfer';
   if (isRanGoldenHead(head)) return 'ran';
+  if (isAngleEmbLossesHead(head)) return 'angle-emb-losses';
   return undefined;
 }
 
@@ -93,7 +97,11 @@ export function goldenSuites(o: GoldenSuiteOptions): GoldenSuite[] {
   if (!kind) throw new InputError('not a golden set: no forward.json, and no golden.json of a known kind (decoder prompts, SentEval transfer)', { file: o.goldenDir });
   const all: Record<GoldenSuiteName, GoldenSuite> = {
     forward: { name: 'forward', run: needsFile(o.goldenDir, 'forward.safetensors', 'forward', () => checkForwardGolden(o.goldenDir, { engine: o.engine })) },
-    losses: { name: 'losses', run: needsFile(o.goldenDir, 'losses.json', 'losses', () => checkLossesGolden(o.goldenDir)) },
+    // Two layouts: an encoder set's losses.json (bert-tiny), or a set of angle_emb 0.6.1's training code.
+    losses:
+      kind === 'angle-emb-losses'
+        ? { name: 'losses', run: needsFile(o.goldenDir, 'golden.safetensors', 'losses', () => checkAngleEmbLossesGolden(o.goldenDir)) }
+        : { name: 'losses', run: needsFile(o.goldenDir, 'losses.json', 'losses', () => checkLossesGolden(o.goldenDir)) },
     eval: { name: 'eval', run: needsFile(o.goldenDir, 'eval.json', 'eval', () => checkEvalWithGoldenModel(o)) },
     train: { name: 'train', run: needsFile(o.goldenDir, 'train.json', 'train', () => checkTrainWithData(o)) },
     decoder: { name: 'decoder', run: () => (isOptGoldenSet(o.goldenDir) ? checkOptGolden(o.goldenDir) : checkDecoderGolden(o.goldenDir)) },

@@ -449,6 +449,7 @@ export class Trainer {
       pooling: this.resolved.pooling,
       padSide: this.o.model.tokenizer.padSide,
       objective: s.objective.loss,
+      objectiveInputs: s.objective.inputs,
       optimizer: s.optimizer,
       maxGradNorm: this.o.config.maxGradNorm,
       checkpointing: this.o.config.checkpointing,

@@ -13,7 +13,8 @@ import type { TextModel } from '../models/types.js';
 import { gradientsByParameterName, type AdamW } from './adamw.js';
 import type { TrainingBatch } from './batching.js';
 import { clipByGlobalNorm } from './clip.js';
-import type { ObjectiveFn } from './objective.js';
+import { InputError } from '../util/errors.js';
+import type { ObjectiveFn, ObjectiveInput } from '../losses/registry.js';
 
 export interface StepContext {
   model: TextModel;
@@ -22,6 +23,8 @@ export interface StepContext {
   pooling: Pooling;
   padSide: 'right' | 'left';
   objective: ObjectiveFn;
+  /** What the objective needs beside the last layer's embeddings (its BoundObjective's `inputs`). */
+  objectiveInputs?: readonly ObjectiveInput[];
   optimizer: AdamW;
   maxGradNorm?: number;
   /**
@@ -49,19 +52,29 @@ export interface StepValues {
 
 /** Loss of one micro-batch and the gradients by parameter name; runs inside the caller's tidy (its terms are kept: the caller frees them). */
 function microStep(ctx: StepContext, b: TrainingBatch): { loss: tf.Scalar; terms: Record<string, tf.Scalar>; grads: Map<string, tf.Tensor> } {
-  const hidden = needsHiddenStates(ctx.pooling);
+  const layerwise = ctx.objectiveInputs?.includes('layers') ?? false;
+  const hidden = needsHiddenStates(ctx.pooling) || layerwise;
   let terms: Record<string, tf.Scalar> = {};
   const differentiate = ctx.gradients === 'tfjs' ? tf.variableGrads : leanVariableGrads;
   const { value, grads } = differentiate(() => {
     const out = ctx.model.forward(b.tokens, { training: true, outputHiddenStates: hidden, checkpointing: ctx.checkpointing, attention: ctx.attention });
     const mask = tf.tensor2d(b.tokens.attentionMask, [b.tokens.batch, b.tokens.seqLen], 'int32');
     const emb = pool(ctx.pooling, { lastHiddenState: out.lastHiddenState, hiddenStates: out.hiddenStates, poolerOutput: out.poolerOutput, attentionMask: mask, padSide: ctx.padSide });
-    const r = ctx.objective(emb, { labels: b.labels, keys: b.keys });
+    // Layer-wise objectives (Espresso) get every hidden state pooled as the last one is.
+    const layers = layerwise ? poolEveryLayer(ctx, out.hiddenStates, mask, emb) : undefined;
+    const r = ctx.objective(emb, { labels: b.labels, keys: b.keys, layers });
     // The terms leave the gradient scope (tf.keep) so the step can report them; freed below.
     terms = Object.fromEntries(Object.entries(r.terms).map(([k, t]) => [k, tf.keep(t)]));
     return r.total;
   }, [...ctx.trainable.values()]);
   return { loss: value, terms, grads: gradientsByParameterName(ctx.trainable, grads) };
+}
+
+/** pool(H[i]) for every hidden state H[0] (embedding output) .. H[L]; the last is `emb` itself. */
+function poolEveryLayer(ctx: StepContext, states: readonly tf.Tensor3D[] | undefined, mask: tf.Tensor2D, emb: tf.Tensor2D): tf.Tensor2D[] {
+  if (!states || states.length < 2) throw new InputError('this objective trains every layer, but the model returned no per-layer hidden states');
+  if (ctx.pooling === 'cls_pooler' || ctx.pooling === 'first_last_avg') throw new InputError(`pooling '${ctx.pooling}' is defined for the last layer only; a layer-wise objective needs one that pools any layer (cls, avg, cls_avg, max, last)`);
+  return states.map((h, i) => (i === states.length - 1 ? emb : pool(ctx.pooling, { lastHiddenState: h, attentionMask: mask, padSide: ctx.padSide })));
 }
 
 /**
