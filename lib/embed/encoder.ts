@@ -13,12 +13,15 @@
  * is installed and knows the architecture, the model's tfjs forward otherwise; the `engine` option
  * or ANGLE_INFERENCE overrides (`onnx`, `tfjs`). Pooling is the same tfjs code for both.
  */
+import { tf } from '../backend/index.js';
 import type { LoadedModel } from '../models/types.js';
+import { InputError } from '../util/errors.js';
 import { embedInBatches } from './batches.js';
 import { chooseInferenceEngine, type ChooseEngineOptions, type InferenceEngineChoice } from './engines/choose.js';
 import type { InferenceEngine } from './engines/types.js';
 import { needsHiddenStates, needsPoolerOutput, parsePooling, pool, readsFirstTokenOnly, readsPaddingPositions, type Pooling } from './pooling.js';
 import { SentenceTransformerEncoder } from './sentence-transformer-encoder.js';
+import { checkTruncation, truncateColumns, type EmbeddingTruncation } from './truncation.js';
 import type { EncodeOptions, Embeddings, SentenceEncoder } from './types.js';
 
 /** The part of a loaded model an encoder needs (sentenceEmbedding: a sentence-transformers folder's pipeline). */
@@ -37,12 +40,16 @@ export interface EncoderOptions {
   engine?: InferenceEngineChoice | string | InferenceEngine;
   /** Settings of the engines: ONNX Runtime's graph cache and threads, tfjs's padded-token bound, the notice log. */
   engineOptions?: Omit<ChooseEngineOptions, 'engine'>;
+  /** Embeddings of the first `layer` layers and/or the first `dim` components (./truncation.ts; Espresso models). */
+  truncate?: EmbeddingTruncation;
 }
 
 /** Embeds texts with one or more pooling strategies from a single forward pass per batch. */
 export class MultiPoolingEmbedder {
   readonly maxLength: number;
   readonly batchSize: number;
+  /** The layer whose states are pooled and the width kept (the whole model and width unless truncated). */
+  readonly truncation: Required<EmbeddingTruncation>;
   private engine?: Promise<InferenceEngine>;
 
   constructor(
@@ -52,10 +59,16 @@ export class MultiPoolingEmbedder {
     this.maxLength = opts.maxLength ?? m.model.maxPositions;
     this.batchSize = opts.batchSize ?? 64;
     if (!Number.isInteger(this.batchSize) || this.batchSize < 1) throw new RangeError(`batchSize must be a positive integer, got ${opts.batchSize}`);
+    this.truncation = checkTruncation(opts.truncate, m.model.numLayers, m.model.hiddenSize);
   }
 
   get dim(): number {
-    return this.m.model.hiddenSize;
+    return this.truncation.dim;
+  }
+
+  /** Whether the pooled layer is below the last. */
+  private get layerTruncated(): boolean {
+    return this.truncation.layer < this.m.model.numLayers;
   }
 
   /** The engine this embedder runs its forward passes on (chosen on first use). */
@@ -67,6 +80,12 @@ export class MultiPoolingEmbedder {
 
   async embed(texts: string[], poolings: readonly Pooling[], opts: EncodeOptions = {}): Promise<Map<Pooling, Embeddings>> {
     const dim = this.dim;
+    const width = this.m.model.hiddenSize;
+    const layered = this.layerTruncated;
+    if (layered) {
+      const bad = poolings.find((p) => needsHiddenStates(p) || needsPoolerOutput(p));
+      if (bad) throw new InputError(`pooling '${bad}' reads more than one layer's token states; a truncated layer takes cls, avg, cls_avg, max or last`);
+    }
     const encoded = texts.map((t, i) => {
       if (typeof t !== 'string') throw new TypeError(`text ${i} is ${typeof t}, expected a string`);
       return this.m.tokenizer.encode(t, null, this.maxLength);
@@ -79,17 +98,21 @@ export class MultiPoolingEmbedder {
         batchSize: this.batchSize,
         dims: poolings.map(() => dim),
         // The engines return the pooler output alongside the hidden states (the ONNX graph has it
-        // only in that variant), so `cls_pooler` asks for them too.
-        hiddenStates: poolings.some((p) => needsHiddenStates(p) || needsPoolerOutput(p)),
-        firstTokenOnly: poolings.every((p) => readsFirstTokenOnly(p, this.m.tokenizer.padSide)),
+        // only in that variant), so `cls_pooler` asks for them too; so does a truncated layer.
+        hiddenStates: layered || poolings.some((p) => needsHiddenStates(p) || needsPoolerOutput(p)),
+        firstTokenOnly: !layered && poolings.every((p) => readsFirstTokenOnly(p, this.m.tokenizer.padSide)),
         padPositions: poolings.some(readsPaddingPositions),
         label: `embedding (${poolings.join(', ')})`,
         progress: opts.progress ?? texts.length >= (this.opts.progressThreshold ?? 2000),
       },
       ({ output, mask }) =>
-        poolings.map((p) =>
-          pool(p, { lastHiddenState: output.lastHiddenState, hiddenStates: output.hiddenStates, poolerOutput: output.poolerOutput, attentionMask: mask, padSide: this.m.tokenizer.padSide }),
-        ),
+        poolings.map((p) => {
+          const states = layered ? output.hiddenStates?.[this.truncation.layer] : output.lastHiddenState;
+          if (!states) throw new InputError(`the inference engine returned no hidden state ${this.truncation.layer}`);
+          const v = pool(p, { lastHiddenState: states, hiddenStates: output.hiddenStates, poolerOutput: output.poolerOutput, attentionMask: mask, padSide: this.m.tokenizer.padSide });
+          // Width truncation keeps the first `dim` components (angle_emb's outputs[:, :k]).
+          return dim === width ? v : tf.tidy(() => tf.slice(v, [0, 0], [v.shape[0], dim]) as tf.Tensor2D);
+        }),
     );
     return new Map(poolings.map((p, k) => [p, { data: rows[k], rows: texts.length, dim }]));
   }
@@ -106,10 +129,18 @@ export class PooledSentenceEncoder implements SentenceEncoder {
   private readonly embedder?: MultiPoolingEmbedder;
   private readonly folderPipeline?: SentenceTransformerEncoder;
 
+  /** A sentence-transformers folder's pipeline: the width it keeps (its truncate_dim). */
+  private readonly folderDim?: number;
+
   constructor(m: EncoderModel, opts: EncoderOptions = {}) {
     if (opts.pooling === undefined && m.sentenceEmbedding) {
       this.pooling = 'sentence-transformers';
       this.folderPipeline = new SentenceTransformerEncoder(m, opts);
+      if (opts.truncate?.layer !== undefined && opts.truncate.layer !== m.model.numLayers) {
+        throw new InputError("truncate layer: a sentence-transformers folder's pipeline pools the last layer; give a pooling, or export the truncated model (exportSentenceTransformer's truncate.layer)");
+      }
+      // As sentence-transformers' truncate_dim: the first k components of the pipeline's output.
+      this.folderDim = checkTruncation({ dim: opts.truncate?.dim }, m.model.numLayers, this.folderPipeline.dim).dim;
     } else {
       this.pooling = parsePooling(opts.pooling ?? 'cls');
       this.embedder = new MultiPoolingEmbedder(m, opts);
@@ -121,11 +152,14 @@ export class PooledSentenceEncoder implements SentenceEncoder {
   }
 
   get dim(): number {
-    return this.folderPipeline?.dim ?? this.embedder!.dim;
+    return this.folderDim ?? this.embedder!.dim;
   }
 
   async encode(texts: string[], opts: EncodeOptions = {}): Promise<Embeddings> {
-    if (this.folderPipeline) return this.folderPipeline.encode(texts, opts);
+    if (this.folderPipeline) {
+      const e = await this.folderPipeline.encode(texts, opts);
+      return { data: truncateColumns(e.data, e.rows, e.dim, this.folderDim!), rows: e.rows, dim: this.folderDim! };
+    }
     const p = this.pooling as Pooling;
     return (await this.embedder!.embed(texts, [p], opts)).get(p)!;
   }

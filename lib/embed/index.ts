@@ -12,3 +12,5 @@ export { PromptSentenceEncoder, PROMPTEOL_TEMPLATE, ANGLE_LLAMA_TEMPLATE, inCont
 export { DecoderEmbeddingModel, type DecoderEmbeddingModelOptions } from './decoder-embedding-model.js';
 export { SentenceTransformerEncoder, applySentenceEmbeddingSteps, type SentenceTransformerEncoderOptions } from './sentence-transformer-encoder.js';
 export { saveSentenceTransformer, exportSentenceTransformer, sentenceTransformerSpec, sentenceTransformerSteps, type SaveSentenceTransformerOptions, type ExportSentenceTransformerOptions, type ExportedSentenceTransformer } from './sentence-transformer-export.js';
+export { checkTruncation, truncateColumns, type EmbeddingTruncation } from './truncation.js';
+export { RETRIEVAL_PROMPTS, retrievalPrompts, fillPrompt, promptedEncoder, queryDocumentEncoders, type QueryDocumentPrompts, type RetrievalPromptName } from './retrieval-prompts.js';

@@ -47,6 +47,7 @@ import { writeSentenceTransformerFolder, checkExportTarget } from '../models/sen
 import type { TensorToWrite } from '../models/safetensors.js';
 import { InputError } from '../util/errors.js';
 import { parsePooling, type Pooling } from './pooling.js';
+import { checkTruncation, type EmbeddingTruncation } from './truncation.js';
 
 export interface SaveSentenceTransformerOptions {
   /** Our pooling strategy (or its paper name) to express in modules. */
@@ -57,6 +58,14 @@ export interface SaveSentenceTransformerOptions {
   normalize?: boolean;
   /** Replace an existing non-empty folder (default: refuse). */
   overwrite?: boolean;
+  /**
+   * Export a truncated model (./truncation.ts): `layer` keeps the first layers (config.json's
+   * num_hidden_layers, their weights, the ONNX graph), as angle_emb's truncate_layer does; `dim`
+   * appends Dense(W = [I_dim 0], no bias, Identity) after the pooling, before Normalize, so the folder
+   * computes the first `dim` components itself (sentence-transformers does not save a
+   * `truncate_dim`; a transformers.js client slices its pooled output to `dim`).
+   */
+  truncate?: EmbeddingTruncation;
 }
 
 /** The modules that compute `pooling` on token states of width `hiddenSize` from a `numLayers`-layer model (see the file comment). */
@@ -96,10 +105,20 @@ export function sentenceTransformerSteps(pooling: Pooling | string, hiddenSize: 
 }
 
 /** The pipeline an export writes for `model` with `opts`: its pooling's modules, then Normalize when asked. */
-export function sentenceTransformerSpec(model: Pick<LoadedModel['model'], 'hiddenSize' | 'numLayers' | 'maxPositions'>, opts: Pick<SaveSentenceTransformerOptions, 'pooling' | 'maxLength' | 'normalize'>): SentenceEmbeddingSpec {
+export function sentenceTransformerSpec(model: Pick<LoadedModel['model'], 'hiddenSize' | 'numLayers' | 'maxPositions'>, opts: Pick<SaveSentenceTransformerOptions, 'pooling' | 'maxLength' | 'normalize' | 'truncate'>): SentenceEmbeddingSpec {
   const maxLength = opts.maxLength ?? model.maxPositions;
   if (!Number.isInteger(maxLength) || maxLength < 1 || maxLength > model.maxPositions) throw new InputError(`max length (max_seq_length) must be an integer from 1 to the model's ${model.maxPositions} positions, got ${opts.maxLength}`);
-  const steps = sentenceTransformerSteps(opts.pooling, model.hiddenSize, model.numLayers);
+  const layers = checkTruncation({ layer: opts.truncate?.layer }, model.numLayers, model.hiddenSize).layer;
+  if (layers === 0) throw new InputError('truncate layer: an export keeps at least one transformer layer (1..' + model.numLayers + ')');
+  const steps = sentenceTransformerSteps(opts.pooling, model.hiddenSize, layers);
+  const width = sentenceEmbeddingDim({ steps }, model.hiddenSize);
+  const dim = checkTruncation({ dim: opts.truncate?.dim }, model.numLayers, width).dim;
+  if (dim < width) {
+    // The first `dim` components: W[i][i] = 1, every other entry 0 (exact: each output is one input times 1).
+    const weight = new Float32Array(dim * width);
+    for (let i = 0; i < dim; i++) weight[i * width + i] = 1;
+    steps.push({ module: 'Dense', inFeatures: width, outFeatures: dim, weight, activation: 'identity' });
+  }
   if (opts.normalize) steps.push({ module: 'Normalize' });
   return { maxSeqLength: maxLength, lowerCase: false, similarity: 'cosine', steps };
 }
@@ -147,8 +166,9 @@ export async function exportSentenceTransformer(dir: string, loaded: Pick<Loaded
   checkExportTarget(dir, opts.overwrite);
   const configFile = join(loaded.dir, 'config.json');
   if (!existsSync(configFile)) throw new InputError('the source model directory has no config.json to export', { file: loaded.dir });
-  const config = JSON.parse(readFileSync(configFile, 'utf8')) as Record<string, unknown>;
   const spec = sentenceTransformerSpec(m, opts);
+  const layers = opts.truncate?.layer ?? m.numLayers;
+  const config = { ...(JSON.parse(readFileSync(configFile, 'utf8')) as Record<string, unknown>), ...(layers < m.numLayers ? { num_hidden_layers: layers } : {}) };
   const foreign = [...m.params.keys()].filter((n) => canonicalBertName(n) !== n);
   if (foreign.length) throw new InputError(`the model has parameters BertModel does not (${foreign.slice(0, 3).join(', ')}${foreign.length > 3 ? ', ...' : ''}): merge adapters into the weights first (mergeLora)`);
   const exporter = opts.onnx ? onnxExporterFor(m.architecture) : undefined;
@@ -157,11 +177,11 @@ export async function exportSentenceTransformer(dir: string, loaded: Pick<Loaded
   if (whyNot) throw new InputError(`this model cannot be exported to ONNX: ${whyNot}`);
   const extra = Object.entries(opts.files ?? {}).map(([p, content]) => [insidePath(p), content] as const);
   const weights = new Map<string, TensorToWrite>();
-  for (const [name, v] of m.params) weights.set(name, { shape: v.shape.slice(), data: (await v.data()) as Float32Array });
+  for (const [name, v] of m.params) if (layerOf(name) < layers) weights.set(name, { shape: v.shape.slice(), data: (await v.data()) as Float32Array });
   const addFiles = (tmp: string) => {
     if (exporter) {
       // Standard ONNX operators only (no ONNX Runtime contrib ops): the file is for any runtime.
-      const graph = exporter.export(m, { hiddenStates: needsAllHiddenStates(spec), fused: false });
+      const graph = exporter.export(firstLayers(m, layers), { hiddenStates: needsAllHiddenStates(spec), fused: false });
       mkdirSync(join(tmp, 'onnx'));
       writeOnnxModel(graph.model, join(tmp, 'onnx', 'model.onnx'));
     }
@@ -172,6 +192,23 @@ export async function exportSentenceTransformer(dir: string, loaded: Pick<Loaded
   };
   writeSentenceTransformerFolder(dir, { config, weights, tokenizerDir: loaded.dir, spec, addFiles }, { overwrite: opts.overwrite });
   return { dir, spec, embeddingDim: sentenceEmbeddingDim(spec, m.hiddenSize), files: listFiles(dir) };
+}
+
+/** The encoder layer a BERT parameter belongs to (−Infinity for the embeddings and the pooler: always kept). */
+function layerOf(name: string): number {
+  const m = /^encoder\.layer\.(\d+)\./.exec(name);
+  return m ? Number(m[1]) : -Infinity;
+}
+
+/**
+ * A view of a BERT model with its first `layers` layers only (the same weights, no copy), for the
+ * ONNX exporter: config.numLayers and the parameter map are narrowed, everything else is the model's.
+ */
+function firstLayers(m: LoadedModel['model'], layers: number): LoadedModel['model'] {
+  if (layers === m.numLayers) return m;
+  const bert = m as unknown as { config: Record<string, unknown> };
+  const params = new Map([...m.params].filter(([name]) => layerOf(name) < layers));
+  return Object.create(m, { config: { value: { ...bert.config, numLayers: layers } }, params: { value: params }, numLayers: { value: layers } }) as LoadedModel['model'];
 }
 
 /**
