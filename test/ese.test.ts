@@ -174,8 +174,8 @@ test('parity: every case of the shared angle_emb 0.6.1 set passes, and a corrupt
 });
 
 test("the Espresso recipe trains ESE over AnglE's triplet form with AngleLoss's angle tau 20, each value sourced", async () => {
-  const { espressoNli } = await import('../lib/experiments/recipes/espresso.js');
-  const r = espressoNli();
+  const { recipe } = await import('../lib/experiments/recipes/index.js');
+  const r = recipe('espresso-nli');
   assert.equal(r.task, 'nli');
   const o = r.config.objective as { name: string; compressionSize: number; klTemperature: number; loss: { taus: { angle: number }; weights: { ibn: number; cosine: number; angle: number } } };
   assert.equal(o.name, 'ese');
