@@ -43,7 +43,7 @@ const OPTIONS = {
 } satisfies OptionSpecs;
 
 const USAGE = 'usage: npm run serve-llm -- --model <dir|hub id> [--port 8080] [--host 127.0.0.1] [options]';
-const FOOTER = `Endpoints: POST /v1/chat/completions (OpenAI's JSON; "stream": true for server-sent events), POST /v1/embeddings (input, encoding_format float|base64, and "pooling": last|mean), GET /v1/models, GET /health.
+const FOOTER = `Endpoints: POST /v1/chat/completions (OpenAI's JSON; "stream": true for server-sent events), POST /v1/embeddings (input, encoding_format float|base64, dimensions: the first n components, and "pooling": last|mean), GET /v1/models, GET /health.
 Clients: new llm.OpenAIChatClient({ baseURL: 'http://127.0.0.1:8080/v1', model: '<served model name>' }), new llm.OpenAIEmbeddingsClient({ baseURL, model, prompt: { template } }), or any OpenAI client.
 Exit codes: 0 stopped by SIGTERM, 130 stopped by Ctrl-C, 1 the generation worker ended on its own, 2 usage or input error, 3 backend unavailable.`;
 

@@ -171,12 +171,17 @@ test("the raw /v1/embeddings answer has OpenAI's shape and usage; bad requests g
   assert.ok(Array.isArray(one.json.data[0].embedding), 'floats by default');
   assert.deepEqual(Float32Array.from(one.json.data[0].embedding), base64ToFloat32(ok.json.data[1].embedding));
 
+  // `dimensions` below the width: each vector's first components (angle_emb's embedding_size).
+  const short = await post({ input: texts, dimensions: 16, encoding_format: 'base64' });
+  assert.equal(short.status, 200);
+  short.json.data.forEach((d: any, i: number) => assert.deepEqual(base64ToFloat32(d.embedding), base64ToFloat32(ok.json.data[i].embedding)!.subarray(0, 16)));
+
   const errors: Array<[unknown, number, string | null, RegExp]> = [
     [{ model: 'gpt-4', input: 'x' }, 404, 'model', /the model 'gpt-4' does not exist here; this server has 'stories260K'/],
     [{ input: [[1, 2, 3]] }, 400, 'input', /holds token ids .* send strings/],
     [{ input: [] }, 400, 'input', /'input' must be a string or a non-empty list of strings, got an empty list/],
     [{ input: 'x', encoding_format: 'binary' }, 400, 'encoding_format', /'encoding_format' must be one of float, base64/],
-    [{ input: 'x', dimensions: 32 }, 400, 'dimensions', /this model's embeddings have 64 dimensions and cannot be shortened/],
+    [{ input: 'x', dimensions: 65 }, 400, 'dimensions', /'dimensions' is 65, but this model's embeddings have 64 dimensions/],
     [{ input: 'x', pooling: 'cls' }, 400, 'pooling', /'pooling' must be one of last, mean/],
   ];
   for (const [body, status, param, message] of errors) {

@@ -109,6 +109,12 @@ test('embeddings through the openai SDK (base64 by default, and float) equal our
     viaSdk.data.map((d) => d.embedding),
     'the SDK decodes base64 to the very floats the float format prints',
   );
+  // OpenAI's `dimensions`: the first components of the same vectors (angle_emb's embedding_size).
+  const shortened = await client.embeddings.create({ model: MODEL_NAME, input: prompts, dimensions: 8 });
+  assert.deepEqual(
+    shortened.data.map((d) => d.embedding),
+    viaSdk.data.map((d) => d.embedding.slice(0, 8)),
+  );
   const ours = await new OpenAIEmbeddingsClient({ baseURL: server!.baseURL, model: MODEL_NAME, env: {}, prompt: { template: PROMPTEOL_TEMPLATE } }).encode(texts);
   const local = await new PromptSentenceEncoder(m!, { template: PROMPTEOL_TEMPLATE }).encode(texts);
   let fromOurs = 0;
@@ -134,7 +140,7 @@ test("errors reach the SDK as its typed exceptions with OpenAI's fields", async 
   const tooLong = await client.chat.completions.create({ model: MODEL_NAME, messages: [{ role: 'user', content: 'x' }], max_tokens: 600 }).catch((e: unknown) => e);
   assert.ok(tooLong instanceof OpenAI.BadRequestError, String(tooLong));
   assert.equal(tooLong.code, 'context_length_exceeded');
-  const badEmbedding = await client.embeddings.create({ model: MODEL_NAME, input: 'x', dimensions: 8 }).catch((e: unknown) => e);
+  const badEmbedding = await client.embeddings.create({ model: MODEL_NAME, input: 'x', dimensions: 100_000 }).catch((e: unknown) => e);
   assert.ok(badEmbedding instanceof OpenAI.BadRequestError, String(badEmbedding));
   assert.equal(badEmbedding.param, 'dimensions');
   const models = await client.models.list();

@@ -4,8 +4,9 @@
  *
  * Request `POST /v1/embeddings`: `input` a string or a non-empty list of at most 2048 strings (token
  * id lists, which OpenAI also takes, are refused here: this server embeds text), `model`,
- * `encoding_format` 'float' (default) or 'base64', `dimensions` (accepted only when it equals the
- * model's width: a decoder's states cannot be shortened), `user` (ignored), and this project's
+ * `encoding_format` 'float' (default) or 'base64', `dimensions` (at most the model's width: a
+ * smaller one keeps each vector's first components, as angle_emb's embedding_size and
+ * sentence-transformers' truncate_dim do), `user` (ignored), and this project's
  * extension `pooling` ('last' or 'mean'; vLLM fixes its pooling when it starts instead).
  *
  * Answer: `{ object: 'list', data: [{ object: 'embedding', index, embedding }], model, usage:

@@ -129,18 +129,30 @@ export function createChatServer(opts: ChatServerOptions): Server {
     }
   }
 
+  /** The first `keep` of each row's `width` components, row-major. */
+  function firstColumns(data: Float32Array, rows: number, width: number, keep: number): Float32Array {
+    const out = new Float32Array(rows * keep);
+    for (let r = 0; r < rows; r++) out.set(data.subarray(r * width, r * width + keep), r * keep);
+    return out;
+  }
+
   async function embeddings(req: IncomingMessage, res: ServerResponse): Promise<string> {
     const model = opts.embeddings;
     if (!model) throw new HttpError({ status: 404, message: `this server has no embedding model (it answers POST /v1/chat/completions)`, type: 'invalid_request_error', code: 'unknown_url' });
     const r = parseEmbeddingsBody(await readJson(req));
     if (r.model !== undefined && r.model !== generator.model) throw modelNotFound(r.model);
-    if (r.dimensions !== undefined && r.dimensions !== model.dim) {
-      throw new HttpError({ status: 400, message: `'dimensions' is ${r.dimensions}, but this model's embeddings have ${model.dim} dimensions and cannot be shortened`, type: 'invalid_request_error', param: 'dimensions' });
+    if (r.dimensions !== undefined && r.dimensions > model.dim) {
+      throw new HttpError({ status: 400, message: `'dimensions' is ${r.dimensions}, but this model's embeddings have ${model.dim} dimensions`, type: 'invalid_request_error', param: 'dimensions' });
     }
     const pooling = r.pooling ?? model.defaultPooling;
     const out = await model.embed(r.input, pooling);
-    sendJson(res, 200, embeddingsAnswerJson({ data: out.data, dim: model.dim, tokens: out.tokens, model: generator.model, format: r.encodingFormat }));
-    return `200 ${r.input.length} embeddings (${pooling}, ${out.tokens.reduce((a, b) => a + b, 0)} tokens)`;
+    // `dimensions` below the width keeps each vector's first components, as angle_emb's
+    // embedding_size and sentence-transformers' truncate_dim do (Matryoshka / Espresso training
+    // makes those a usable embedding); no renormalisation, since these vectors are not normalised.
+    const dim = r.dimensions ?? model.dim;
+    const data = dim === model.dim ? out.data : firstColumns(out.data, r.input.length, model.dim, dim);
+    sendJson(res, 200, embeddingsAnswerJson({ data, dim, tokens: out.tokens, model: generator.model, format: r.encodingFormat }));
+    return `200 ${r.input.length} embeddings (${pooling}${dim === model.dim ? '' : `, first ${dim} of ${model.dim} dimensions`}, ${out.tokens.reduce((a, b) => a + b, 0)} tokens)`;
   }
 
   async function chatCompletions(req: IncomingMessage, res: ServerResponse): Promise<string> {
