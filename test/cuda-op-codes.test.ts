@@ -38,5 +38,5 @@ test('dtype codes and MAX_RANK equal native/src/common.h', () => {
 
 test('matmul precision codes equal native/src/matmul.h', () => {
   const mm = enumEntries(header('matmul.h'), 'MatmulPrecision', 'MM');
-  assert.deepEqual({ tf32: mm.TF32, fp32: mm.FP32 }, { ...MATMUL_PRECISION });
+  assert.deepEqual({ tf32: mm.TF32, fp32: mm.FP32, bf16: mm.BF16, fp16: mm.FP16 }, { ...MATMUL_PRECISION });
 });

@@ -21,6 +21,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tf } from '../backend/index.js';
+import { parseTrainingPrecision, withTrainingPrecision, type TrainingPrecision } from '../backend/training-precision.js';
 import { PooledSentenceEncoder } from '../embed/encoder.js';
 import { parsePooling, type Pooling } from '../embed/pooling.js';
 import type { EvaluationResult, Evaluator } from '../eval/evaluator.js';
@@ -104,6 +105,12 @@ export interface TrainerConfig {
    * no [T, T] scores (lib/ops/blocked-attention.ts; dropout masks drawn per block); default 'plain'.
    */
   attention?: 'plain' | 'blocked';
+  /**
+   * Matmul precision (lib/backend/training-precision.ts): 'tf32' (default; float32 off cuda), 'bf16'
+   * or 'fp16' (on cuda tensor cores on 16-bit-rounded inputs with float32 accumulation; on cpu the
+   * same rounding emulated). Weights, AdamW state, LayerNorm, softmax and the loss stay float32.
+   */
+  precision?: TrainingPrecision;
 }
 
 export interface TrainerOptions {
@@ -244,6 +251,7 @@ export class Trainer {
     if (c.maxGradNorm !== undefined && !(c.maxGradNorm > 0)) throw new InputError(`maxGradNorm must be > 0, got ${c.maxGradNorm}`);
     if (c.dropout !== undefined && !(c.dropout >= 0 && c.dropout < 1)) throw new InputError(`dropout must be in [0, 1), got ${c.dropout}`);
     if (c.attention !== undefined && c.attention !== 'plain' && c.attention !== 'blocked') throw new UnknownNameError('attention', String(c.attention), ['plain', 'blocked']);
+    if (c.precision !== undefined) parseTrainingPrecision(c.precision);
     const model = o.model.model;
     if (c.maxLength > model.maxPositions) throw new InputError(`maxLength ${c.maxLength} exceeds the model's maximum sequence length ${model.maxPositions}`);
     if (model.trainableParameters().size === 0) throw new InputError('every parameter of the model is frozen: nothing to train (see TextModel.setTrainable)');
@@ -286,6 +294,8 @@ export class Trainer {
       data: { name: this.o.train.name, kind: this.o.train.kind, n: this.o.train.items.length },
       // Blocked attention draws other dropout masks; checkpointing changes no number, so it is not here.
       ...(c.attention === 'blocked' ? { attention: c.attention } : {}),
+      // 16-bit matmuls change the numbers; TF32 (the default) is left out so older checkpoints resume.
+      ...(c.precision !== undefined && c.precision !== 'tf32' ? { precision: c.precision } : {}),
     };
     return createHash('sha256').update(JSON.stringify(identity)).digest('hex');
   }
@@ -322,6 +332,10 @@ export class Trainer {
   }
 
   async run(opts: RunOptions = {}): Promise<TrainResult> {
+    return withTrainingPrecision(this.o.config.precision ?? 'tf32', () => this.runSteps(opts));
+  }
+
+  private async runSteps(opts: RunOptions): Promise<TrainResult> {
     const s = this.restore(opts);
     const r = this.resolved;
     const progress = new Progress({ label: 'training', total: r.totalSteps, unit: 'steps', enabled: this.o.progress ?? true });

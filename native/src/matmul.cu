@@ -80,6 +80,20 @@ static float timeAlgo(const cublasLtMatmulDesc_t desc, const cublasLtMatrixLayou
   return ms / reps;
 }
 
+static cublasComputeType_t computeTypeOf(int precision) {
+  switch (precision) {
+    case MM_FP32: return CUBLAS_COMPUTE_32F;
+    case MM_TF32: return CUBLAS_COMPUTE_32F_FAST_TF32;
+    case MM_BF16: return CUBLAS_COMPUTE_32F_FAST_16BF;
+    case MM_FP16: return CUBLAS_COMPUTE_32F_FAST_16F;
+  }
+  fail("matmul: unknown precision code %d (0 tf32, 1 fp32, 2 bf16, 3 fp16)", precision);
+}
+
+static const char* precisionName(int precision) {
+  return precision == MM_FP32 ? "fp32" : precision == MM_BF16 ? "bf16" : precision == MM_FP16 ? "fp16" : "tf32";
+}
+
 static void destroyPlan(Plan& p) {
   if (p.desc) cublasLtMatmulDescDestroy(p.desc);
   if (p.a) cublasLtMatrixLayoutDestroy(p.a);
@@ -135,7 +149,7 @@ void matmul(const float* A, const float* B, float* C, int64_t batch, int64_t M, 
     Plan p;
     cublasLtMatmulPreference_t pref = nullptr;
     try {
-      cublasComputeType_t compute = precision == MM_FP32 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_TF32;
+      cublasComputeType_t compute = computeTypeOf(precision);
       BLAS_CHECK(cublasLtMatmulDescCreate(&p.desc, compute, CUDA_R_32F));
       int32_t opA = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
       int32_t opB = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -183,7 +197,7 @@ void matmul(const float* A, const float* B, float* C, int64_t batch, int64_t M, 
       if (pick < 0)
         fail("cuBLASLt has no algorithm for batch %lld x [%lld x %lld] * [%lld x %lld] (transA %d, transB %d, %s, alignments %u/%u/%u)",
              (long long)batch, (long long)M, (long long)K, (long long)K, (long long)N, (int)transA, (int)transB,
-             precision == MM_FP32 ? "fp32" : "tf32", alA, alB, alC);
+             precisionName(precision), alA, alB, alC);
       p.algo = results[pick].algo;
       p.workspace = results[pick].workspaceSize;
       cublasLtMatmulPreferenceDestroy(pref);

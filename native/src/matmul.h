@@ -7,7 +7,11 @@
 
 namespace angle {
 
-enum MatmulPrecision : int { MM_TF32 = 0, MM_FP32 = 1 };
+// TF32: tensor cores on inputs rounded to TF32. FP32: exact. BF16 / FP16: tensor cores on inputs
+// rounded to bf16 / fp16 (CUBLAS_COMPUTE_32F_FAST_16BF / _16F); in every mode the tensors stay
+// float32 in memory and the products accumulate in float32 (so LayerNorm, softmax, the loss,
+// master weights and AdamW state are float32 throughout).
+enum MatmulPrecision : int { MM_TF32 = 0, MM_FP32 = 1, MM_BF16 = 2, MM_FP16 = 3 };
 
 // Row-major C[b] (M x N) = op(A[b]) (M x K) * op(B[b]) (K x N) for b < batch; A is [M, K]
 // ([K, M] when transA), B is [K, N] ([N, K] when transB); strideA/strideB are elements between

@@ -2,6 +2,7 @@
  * npm run notebooks [-- <names...>] [--preset smoke|paper|rehearsal] [--shared <dir>] [--out <dir>]
  *                      [--dir <notebooks dir>] [--timeout-per-cell <s>] [--verbose] [--build]
  *                      [--gpus <ids> | --workers <n> | --list-runs | --only-run <key>]
+ *                      [--submit slurm [--partition P] [--gpus-per-run N] [--time HH:MM:SS] [--wait] [--dry-run]]
  *
  * Runs notebooks headless, the way the tslab Jupyter kernel runs them, and writes the executed
  * notebooks (outputs filled) to results/notebooks/. Each notebook runs in a fresh kernel process
@@ -9,7 +10,8 @@
  * the environment a preset gives the kernels (./environment.ts, shared with `npm run jupyter`),
  * and the run loop. docs/jupyter.md describes the options and how this compares with nbconvert.
  * `--gpus`/`--workers` spread a notebook's runs over worker processes (./workers.ts,
- * docs/distributed.md); `--only-run` is one such worker, by its plan-run key.
+ * docs/distributed.md); `--only-run` is one such worker, by its plan-run key; `--submit slurm`
+ * makes each run a task of a Slurm job array (./slurm.ts).
  *
  * Every argument is checked (options, notebook names, preset, shared folder, output folder) before
  * anything is built or run; then `--build` (which the npm script passes) compiles lib/ to dist/,
@@ -24,8 +26,9 @@ import { buildLibrary, BuildFailedError } from '../cli/build-library.js';
 import { checkWritableDir, EXIT, helpText, parseOptions, reportError, UsageError, validateArguments, type OptionSpecs } from '../cli/command.js';
 import { notebookEnvironment, notebookVariablesLine } from './environment.js';
 import { runNotebook, shown, type NotebookRun, type RunContext } from './runner.js';
-
+import { slurmOptions, submitToSlurm, type SlurmOptions } from './slurm.js';
 import { ensureResultsDir, listPlanRuns, pendingRuns, resultsDirOf, runOnSlots, runOneByKey, workerSlots, type WorkerSlot } from './workers.js';
+
 const DEFAULT_TIMEOUT_S = 30 * 60;
 
 interface Options {
@@ -37,12 +40,14 @@ interface Options {
   timeoutS: number;
   verbose: boolean;
   build: boolean;
-}
-
   /** --gpus / --workers: the worker slots. */
   slots?: WorkerSlot[];
   listRuns: boolean;
   onlyRun?: string;
+  /** --submit slurm: how. */
+  slurm?: SlurmOptions;
+}
+
 const OPTIONS = {
   preset: { type: 'string', value: 'smoke|paper|rehearsal', help: 'environment defaults (ANGLE_* variables you set win)', default: 'ANGLE_PRESET, else smoke when ANGLE_MODEL is unset, else none' },
   shared: { type: 'string', value: '<dir>', help: 'the shared directory the smoke preset reads (data/, golden/)', default: 'ANGLE_SHARED_DIR, else ../shared beside the repository, if it exists' },
@@ -51,13 +56,20 @@ const OPTIONS = {
   'timeout-per-cell': { type: 'string', value: '<s>', help: 'fail a cell that runs longer', default: String(DEFAULT_TIMEOUT_S) },
   verbose: { type: 'boolean', short: 'v', help: 'also echo what cells print, as they print it' },
   build: { type: 'boolean', help: 'compile lib/ to dist/ (npm run build) once the arguments are checked, before the first notebook; the npm script passes it' },
-  help: { type: 'boolean', short: 'h', help: 'this text' },
-} satisfies OptionSpecs;
-
   gpus: { type: 'string', value: '<ids>', help: "run the plan's runs concurrently, one worker process per GPU (CUDA_VISIBLE_DEVICES=<id> each, e.g. 0,1,2,3), then render the notebook from their records (docs/distributed.md)" },
   workers: { type: 'string', value: '<n>', help: 'as --gpus, with n worker processes bound to no device (the CPU backends; what the tests use)' },
   'list-runs': { type: 'boolean', help: "print each notebook's plan runs (plan-run key, finished or not, label) and run nothing" },
+  submit: { type: 'string', value: 'slurm', help: "submit the plan's unfinished runs as one Slurm job array (a task per run, by key) and a dependent job that renders the notebook from their records (docs/distributed.md)" },
+  partition: { type: 'string', value: '<P>', help: 'with --submit: the Slurm partition', default: "the cluster's default" },
+  'gpus-per-run': { type: 'string', value: '<n>', help: 'with --submit: GPUs each task asks for (--gres=gpu:n); 0 for the CPU backends', default: '1' },
+  time: { type: 'string', value: '<HH:MM:SS>', help: "with --submit: each task's time limit; the task checkpoints and requeues itself --signal-before it", default: "the partition's" },
+  'signal-before': { type: 'string', value: '<s>', help: 'with --submit: seconds before the time limit at which a task checkpoints and requeues (sbatch --signal=B:USR1@s)', default: '300' },
+  wait: { type: 'boolean', help: 'with --submit: wait until the notebook is rendered (sbatch --wait on the render job); exit 1 if it was not' },
+  'dry-run': { type: 'boolean', help: 'with --submit: print the two batch scripts, submit nothing' },
   'only-run': { type: 'string', value: '<key>', help: "run the one plan run with this key (from --list-runs) and stop at plan.run(): what each worker and Slurm task does; its executed notebook goes to results/worker-logs/<notebook>/<key>.ipynb" },
+  help: { type: 'boolean', short: 'h', help: 'this text' },
+} satisfies OptionSpecs;
+
 const USAGE = helpText(
   'usage: npm run notebooks [-- [names...] [options]]\n  names: notebooks by name or prefix (00, 00-encode-and-compare); none = all, in order',
   OPTIONS,
@@ -73,29 +85,34 @@ function parseCli(argv: string[], root: string): Options | undefined {
   }
   const timeoutS = Number(values['timeout-per-cell'] ?? DEFAULT_TIMEOUT_S);
   if (!(timeoutS > 0)) throw new UsageError(`--timeout-per-cell expects seconds > 0, got ${values['timeout-per-cell']}`);
+  const slots = workerSlots(values.gpus, values.workers);
+  const modes = [slots && (values.gpus !== undefined ? '--gpus' : '--workers'), values['list-runs'] && '--list-runs', values['only-run'] !== undefined && '--only-run', values.submit !== undefined && '--submit'].filter(Boolean);
+  if (modes.length > 1) throw new UsageError(`${modes.join(' and ')} do different things: give one`);
+  if (values.submit !== undefined && values.submit !== 'slurm') throw new UsageError(`--submit knows slurm only, got '${values.submit}'`);
+  const slurmOnly = (['partition', 'gpus-per-run', 'time', 'signal-before', 'wait', 'dry-run'] as const).filter((k) => values[k] !== undefined);
+  if (values.submit === undefined && slurmOnly.length > 0) throw new UsageError(`--${slurmOnly[0]} goes with --submit slurm`);
+  const slurm = values.submit === 'slurm' ? slurmOptions(values) : undefined;
+  if (values['only-run'] !== undefined && !/^[0-9a-f]{16}$/.test(values['only-run'])) throw new UsageError(`--only-run expects a plan-run key (16 hex digits, from --list-runs), got '${values['only-run']}'`);
+  if (values['only-run'] !== undefined && positionals.length !== 1) throw new UsageError('--only-run runs one run of one notebook: name exactly one notebook');
   return {
     names: positionals,
     dir: resolve(values.dir ?? join(root, 'notebooks')),
-  const slots = workerSlots(values.gpus, values.workers);
-  const modes = [slots && (values.gpus !== undefined ? '--gpus' : '--workers'), values['list-runs'] && '--list-runs', values['only-run'] !== undefined && '--only-run'].filter(Boolean);
-  if (modes.length > 1) throw new UsageError(`${modes.join(' and ')} do different things: give one`);
-  if (values['only-run'] !== undefined && !/^[0-9a-f]{16}$/.test(values['only-run'])) throw new UsageError(`--only-run expects a plan-run key (16 hex digits, from --list-runs), got '${values['only-run']}'`);
-  if (values['only-run'] !== undefined && positionals.length !== 1) throw new UsageError('--only-run runs one run of one notebook: name exactly one notebook');
     out: resolve(values.out ?? join(root, 'results', 'notebooks')),
     preset: values.preset,
     shared: values.shared,
     timeoutS,
     verbose: values.verbose ?? false,
     build: values.build ?? false,
+    ...(slots ? { slots } : {}),
+    listRuns: values['list-runs'] ?? false,
+    ...(slurm ? { slurm } : {}),
+    ...(values['only-run'] !== undefined ? { onlyRun: values['only-run'] } : {}),
   };
 }
 
 /** The notebooks `names` select (by name or prefix), in file order; all of them for none. */
 function selectNotebooks(dir: string, names: string[]): string[] {
   let all: string[];
-    ...(slots ? { slots } : {}),
-    listRuns: values['list-runs'] ?? false,
-    ...(values['only-run'] !== undefined ? { onlyRun: values['only-run'] } : {}),
   try {
     all = readdirSync(dir)
       .filter((f) => f.endsWith('.ipynb') && !f.startsWith('.'))
@@ -155,8 +172,15 @@ async function main(argv: string[]): Promise<number> {
     console.error('notebooks: interrupted; writing the current notebook(s) (Ctrl-C again to quit at once)');
     running.forEach((c) => c.child?.kill('SIGINT'));
   };
+  // A worker (a Slurm task being requeued or preempted) passes SIGTERM on: its training then stops
+  // after the current step with a checkpoint (lib/experiments/plan.ts), where SIGINT would interrupt the cell.
+  const onWorkerTerm = () => {
+    interrupted = true;
+    console.error('notebooks: SIGTERM; the run writes a checkpoint and stops');
+    running.forEach((c) => c.child?.kill('SIGTERM'));
+  };
   process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  process.on('SIGTERM', opts.onlyRun ? onWorkerTerm : onSignal);
 
   console.log(
     `running ${names.length} notebook(s) from ${shown(opts.dir)}; ` +
@@ -186,8 +210,6 @@ async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-
-process.exitCode = await main(process.argv.slice(2));
 /**
  * One notebook as the options ask: run as always; or its plan's runs listed; or one of them run by
  * key; or all of them spread over workers and then the notebook rendered from their records.
@@ -195,10 +217,16 @@ process.exitCode = await main(process.argv.slice(2));
 async function runInMode(opts: Options, file: string, name: string, label: string, ctx: RunContext, resultsDir: string, running: Set<RunContext>, stopped: () => boolean): Promise<NotebookRun> {
   const out = join(opts.out, `${name}.ipynb`);
   if (opts.onlyRun) return runOneByKey(file, name, { key: opts.onlyRun }, ctx, resultsDir, workerOriginFromEnv());
-  if (!opts.listRuns && !opts.slots) return runNotebook(file, label, out, ctx);
+  if (!opts.listRuns && !opts.slots && !opts.slurm) return runNotebook(file, label, out, ctx);
   const { runs, run } = await listPlanRuns(file, name, ctx);
   if (run.failure) return run;
   const { pending, line } = pendingRuns(runs);
+  if (opts.slurm) {
+    console.log(`${label}: ${line}`);
+    const command = { root: packageRoot(), notebook: name, notebooksDir: opts.dir, outDir: opts.out, timeoutS: opts.timeoutS, env: ctx.env };
+    const failure = submitToSlurm(command, pending, opts.slurm, resultsDir, (l) => console.log(l));
+    return failure ? { failure: `${label}: ${failure}` } : {};
+  }
   if (opts.listRuns) {
     console.log(`${label}: ${line}`);
     for (const r of runs) console.log(`  ${r.key}  ${r.finished ? 'finished' : 'to run  '}  ${r.experiment}: ${r.label}`);
@@ -224,3 +252,5 @@ function workerOriginFromEnv(env: NodeJS.ProcessEnv = process.env): Record<strin
   if (env.CUDA_VISIBLE_DEVICES) o.device = `GPU ${env.CUDA_VISIBLE_DEVICES}`;
   return o;
 }
+
+process.exitCode = await main(process.argv.slice(2));

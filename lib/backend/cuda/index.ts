@@ -8,7 +8,7 @@ import { registerBackendCapabilities } from '../capabilities.js';
 import { loadAddon, type CudaAddon, type DeviceInfo, type NativeMemoryStats } from './addon.js';
 import { CudaBackend } from './backend.js';
 import { CUDA_KERNELS } from './kernels/index.js';
-import { matmulPrecisionFromEnv, type MatmulPrecision } from './settings.js';
+import { MATMUL_PRECISIONS, matmulPrecisionFromEnv, type MatmulPrecision } from './settings.js';
 
 export const CUDA_BACKEND_NAME = 'cuda';
 
@@ -58,9 +58,9 @@ function started(): CudaBackend {
   return backend;
 }
 
-/** TF32 tensor-core matmuls (default) or exact fp32 ones, from now on. */
+/** TF32 tensor-core matmuls (default), exact fp32 ones, or bf16/fp16 tensor cores with fp32 accumulation, from now on. */
 export function setCudaMatmulPrecision(p: MatmulPrecision): void {
-  if (p !== 'tf32' && p !== 'fp32') throw new Error(`matmul precision '${p as string}': expected tf32 or fp32`);
+  if (!MATMUL_PRECISIONS.includes(p)) throw new Error(`matmul precision '${p as string}': expected ${MATMUL_PRECISIONS.join(', ')}`);
   started().matmulPrecision = p;
 }
 

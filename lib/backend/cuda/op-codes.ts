@@ -24,4 +24,4 @@ export const BINARY = {
 
 export const REDUCE = { SUM: 0, MEAN: 1, MAX: 2, MIN: 3, PROD: 4, ANY: 5, ALL: 6, ARGMAX: 7, ARGMIN: 8, COUNT: 9 } as const;
 
-export const MATMUL_PRECISION = { tf32: 0, fp32: 1 } as const;
+export const MATMUL_PRECISION = { tf32: 0, fp32: 1, bf16: 2, fp16: 3 } as const;
