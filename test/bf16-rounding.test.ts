@@ -13,6 +13,8 @@ import { parseTrainingPrecision, withTrainingPrecision } from '../lib/backend/tr
 import { UnknownNameError } from '../lib/util/errors.js';
 import { MATMUL_PRECISION } from '../lib/backend/cuda/op-codes.js';
 import { createEmulatedAddon } from './fixtures/cuda/emulated-addon.js';
+import { applyOverrides, PARAMETER_CELL } from '../lib/experiments/overrides.js';
+import { angleBert } from '../lib/experiments/recipes/index.js';
 import { bf16ToFloat, floatToBf16, floatToFp16, fp16ToFloat } from '../lib/ops/half-float.js';
 import { mulberry32Uniform } from '../lib/util/mulberry32.js';
 import { roundArrayTo, roundToBf16, roundToFp16 } from '../lib/util/half-rounding.js';
@@ -111,4 +113,12 @@ test('the emulated addon multiplies bf16- and fp16-rounded inputs for precision 
   a.matmul(y, y, out, 1, 1, 1, 1, false, false, 0, 0, MATMUL_PRECISION.fp32);
   assert.equal(get(), Math.fround((1 + 2 ** -12) ** 2));
   assert.throws(() => a.matmul(x, x, out, 1, 1, 1, 1, false, false, 0, 0, 7), /unknown precision code 7/);
+});
+
+test('a recipe takes precision as an override, recorded with its source', () => {
+  const r = angleBert('stsb');
+  const o = applyOverrides(r, { precision: 'bf16' });
+  assert.equal(o.config.precision, 'bf16');
+  assert.equal(o.sources.precision, PARAMETER_CELL);
+  assert.equal(r.config.precision, undefined, 'TF32 stays the default');
 });

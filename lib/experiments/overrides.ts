@@ -69,6 +69,7 @@ const TRAINER_KEYS = {
   keepCheckpoints: true,
   checkpointing: true,
   attention: true,
+  precision: true,
 } as const satisfies Record<keyof TrainerConfig, true>;
 
 const LORA_KEYS = { r: true, alpha: true, dropout: true, targetModules: true, useRslora: true } as const satisfies Record<keyof LoraConfig, true>;
