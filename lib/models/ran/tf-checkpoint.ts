@@ -408,5 +408,6 @@ function typedArray(dtype: TfNumericDtype, bytes: Uint8Array): TfTensorData {
     uint64: BigUint64Array,
   }[dtype];
   const b = bytes.byteOffset % ctor.BYTES_PER_ELEMENT === 0 ? bytes : bytes.slice();
-  return new ctor(b.buffer, b.byteOffset, b.byteLength / ctor.BYTES_PER_ELEMENT);
+  // A Buffer's memory is an ArrayBuffer (never shared), which the typed-array constructors want.
+  return new ctor(b.buffer as ArrayBuffer, b.byteOffset, b.byteLength / ctor.BYTES_PER_ELEMENT);
 }
