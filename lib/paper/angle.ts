@@ -159,9 +159,9 @@ const T2_003 = defineTable({
 
 // --- Table 3 -----------------------------------------------------------------------------------
 
-const T3_COLUMNS = ['MRPC', 'STS-B', 'QQP', 'QNLI', 'GitHub Issues.', 'Avg.'];
+const T3_COLUMNS = ['MRPC', 'STS-B', 'QQP', 'QNLI', 'GitHub Issues', 'Avg.'];
 const T3_NOTES = [
-  'Splits (second header line): MRPC test, STS-B test, QQP validation, QNLI validation, GitHub Issues. test.',
+  'Splits (second header line): MRPC test, STS-B test, QQP validation, QNLI validation, GitHub Issues test.',
   'Avg. is the mean of the five dataset columns.',
 ];
 
@@ -182,7 +182,7 @@ const T3_CAPTION_000 =
   "Results on the STS tasks. All baseline results are our implementation using the official code. Spearman's correlation (ρ × 100) serves as the reported metric.";
 const T3_CAPTION_LATER = T3_CAPTION_000.replace("Spearman's", 'Spearman’s');
 const GITHUB_BLANK_000 =
-  "GitHub Issues. cell is blank in this file's text (lost in the PDF extraction); 001_ and 003_ print SimCSE-BERT 60.38, SBERT 69.50.";
+  "GitHub Issues cell is blank in this file's text (lost in the PDF extraction); 001_ and 003_ print SimCSE-BERT 60.38, SBERT 69.50.";
 
 // --- Table 4 -----------------------------------------------------------------------------------
 

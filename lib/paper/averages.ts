@@ -29,7 +29,7 @@ const TRANSFER = ['MR', 'CR', 'SUBJ', 'MPQA', 'SST', 'TREC', 'MRPC'];
 
 export const AVERAGE_SPECS: readonly AverageSpec[] = [
   { paper: 'angle', table: 'Table 2', column: 'Avg.', over: ['STS12', 'STS13', 'STS14', 'STS15', 'STS16', 'STS-B', 'SICR-R'] },
-  { paper: 'angle', table: 'Table 3', column: 'Avg.', over: ['MRPC', 'STS-B', 'QQP', 'QNLI', 'GitHub Issues.'] },
+  { paper: 'angle', table: 'Table 3', column: 'Avg.', over: ['MRPC', 'STS-B', 'QQP', 'QNLI', 'GitHub Issues'] },
   { paper: 'angle', table: 'Table 6', column: 'Avg.', over: ['MR', 'CR', 'SUBJ', 'MPQA', 'SST2', 'TREC', 'MRPC'] },
   { paper: 'prompteol', table: 'Table 1', column: 'Avg.', over: STS_SENTEVAL },
   { paper: 'prompteol', table: 'Table 2', column: 'Avg.', over: STS_SENTEVAL },

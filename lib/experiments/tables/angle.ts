@@ -93,7 +93,7 @@ export const TABLE3_COLUMNS: ReadonlyArray<{ column: string; task: TaskName }> =
   { column: 'STS-B', task: 'stsb' },
   { column: 'QQP', task: 'qqp' },
   { column: 'QNLI', task: 'qnli' },
-  { column: 'GitHub Issues.', task: 'gis' },
+  { column: 'GitHub Issues', task: 'gis' },
 ];
 
 /** The AnglE-RAN row of one column: RAN_base (or the preset's stand-in), or why it cannot run. */
