@@ -400,88 +400,98 @@ export class Plan {
     const listed = new Map<string, ListedRun>();
     const matched = new Set<string>();
     const resultsDir = resolve(this.o.resultsDir ?? envConfig().resultsDir);
-    // A recipe that fills several rows (one per paper version, a sweep's own setting) runs once.
-    const done = new Map<string, PlannedRun>();
-    for (const row of this.rows) {
-      for (const seed of this.o.seeds) {
-        const why = this.blocked(row);
-        const recipe = this.recipeOf(row);
-        if (why || !recipe) {
-          this.runs.push({ row, seed, skipped: why });
-          continue;
+    // A worker stopped by SIGTERM (a Slurm requeue, preemption, or the time limit's signal) ends its
+    // training after the current step with a checkpoint, so the run resumes exactly where it stopped.
+    const stop = selection && 'only' in selection ? new AbortController() : undefined;
+    const onTerm = () => stop!.abort(new Error('SIGTERM: checkpoint written, run again to resume'));
+    if (stop) process.on('SIGTERM', onTerm);
+    const signal = stop ? (opts.signal ? AbortSignal.any([opts.signal, stop.signal]) : stop.signal) : opts.signal;
+    try {
+      // A recipe that fills several rows (one per paper version, a sweep's own setting) runs once.
+      const done = new Map<string, PlannedRun>();
+      for (const row of this.rows) {
+        for (const seed of this.o.seeds) {
+          const why = this.blocked(row);
+          const recipe = this.recipeOf(row);
+          if (why || !recipe) {
+            this.runs.push({ row, seed, skipped: why });
+            continue;
+          }
+          const same = done.get(`${this.runIdentity(row, recipe)}\u0000${seed}`);
+          if (same) {
+            this.runs.push({ ...same, row });
+            continue;
+          }
+          const planKey = planRunKey(this.o.experiment, this.runIdentity(row, recipe), seed);
+          if (selection && 'list' in selection) {
+            if (!listed.has(planKey)) listed.set(planKey, { experiment: this.o.experiment, key: planKey, label: `${this.rowLabel(row)} (seed ${seed})`, finished: readPlanRunMarker(resultsDir, this.o.experiment, planKey) !== undefined });
+            continue;
+          }
+          if (selection && !selection.only.has(planKey)) continue;
+          matched.add(planKey);
+          const d = this.rowData.get(row)!;
+          const paper = this.paperOf(row);
+          const details = {
+            ...this.o.details,
+            ...(row.table ? { table: row.table } : {}),
+            tableRow: row.row,
+            ...(row.group ? { tableGroup: row.group } : {}),
+            ...(d.standIn ? { standIn: d.standIn } : {}),
+          };
+          const hooks = opts.live?.(`${row.row} (seed ${seed})`);
+          const planned: PlannedRun = { row, seed, planKey, ...(d.standIn ? { standIn: d.standIn } : {}) };
+          try {
+            planned.run = await runRecipe({
+              recipe,
+              seed,
+              model: this.modelOf(row),
+              data: d.data!,
+              trainExamples: this.trainExamples(),
+              experiment: this.o.experiment,
+              resultsDir: this.o.resultsDir,
+              force: opts.force,
+              ...(Object.keys(paper).length > 0 ? { paper } : { paperNote: row.offTable ? 'off the paper table: no printed number' : 'the paper prints no number for this cell' }),
+              details,
+              ...(this.o.probes ? { probes: this.o.probes } : {}),
+              onStep: hooks?.onStep?.bind(hooks),
+              onEval: hooks?.onEval?.bind(hooks),
+              log: opts.log,
+              signal,
+            });
+          } catch (e) {
+            // A model that is not on this machine (no Hub here) marks the row instead of stopping the notebook.
+            if (!(e instanceof UnavailableError)) throw e;
+            this.runs.push({ ...planned, skipped: firstLine(e) });
+            continue;
+          } finally {
+            hooks?.close?.();
+          }
+          if (recipe.evaluation) {
+            const ev = await evaluateTrainedRun({
+              recipe,
+              training: planned.run,
+              seed,
+              model: this.modelOf(row),
+              experiment: this.o.experiment,
+              resultsDir: resolve(this.o.resultsDir ?? envConfig().resultsDir),
+              dataDir: this.o.dataDir,
+              scope: row.suite,
+              paper,
+              standIn: d.standIn,
+              details,
+              force: opts.force,
+              log: opts.log,
+            });
+            if (typeof ev === 'string') planned.evaluationSkipped = ev;
+            else planned.evaluation = ev;
+          }
+          this.runs.push(planned);
+          done.set(`${this.runIdentity(row, recipe)}\u0000${seed}`, planned);
+          if (!planned.evaluationSkipped) this.markFinished(resultsDir, planKey, `${this.rowLabel(row)} (seed ${seed})`, planned);
         }
-        const same = done.get(`${this.runIdentity(row, recipe)}\u0000${seed}`);
-        if (same) {
-          this.runs.push({ ...same, row });
-          continue;
-        }
-        const planKey = planRunKey(this.o.experiment, this.runIdentity(row, recipe), seed);
-        if (selection && 'list' in selection) {
-          if (!listed.has(planKey)) listed.set(planKey, { experiment: this.o.experiment, key: planKey, label: `${this.rowLabel(row)} (seed ${seed})`, finished: readPlanRunMarker(resultsDir, this.o.experiment, planKey) !== undefined });
-          continue;
-        }
-        if (selection && !selection.only.has(planKey)) continue;
-        matched.add(planKey);
-        const d = this.rowData.get(row)!;
-        const paper = this.paperOf(row);
-        const details = {
-          ...this.o.details,
-          ...(row.table ? { table: row.table } : {}),
-          tableRow: row.row,
-          ...(row.group ? { tableGroup: row.group } : {}),
-          ...(d.standIn ? { standIn: d.standIn } : {}),
-        };
-        const hooks = opts.live?.(`${row.row} (seed ${seed})`);
-        const planned: PlannedRun = { row, seed, planKey, ...(d.standIn ? { standIn: d.standIn } : {}) };
-        try {
-          planned.run = await runRecipe({
-            recipe,
-            seed,
-            model: this.modelOf(row),
-            data: d.data!,
-            trainExamples: this.trainExamples(),
-            experiment: this.o.experiment,
-            resultsDir: this.o.resultsDir,
-            force: opts.force,
-            ...(Object.keys(paper).length > 0 ? { paper } : { paperNote: row.offTable ? 'off the paper table: no printed number' : 'the paper prints no number for this cell' }),
-            details,
-            ...(this.o.probes ? { probes: this.o.probes } : {}),
-            onStep: hooks?.onStep?.bind(hooks),
-            onEval: hooks?.onEval?.bind(hooks),
-            log: opts.log,
-            signal: opts.signal,
-          });
-        } catch (e) {
-          // A model that is not on this machine (no Hub here) marks the row instead of stopping the notebook.
-          if (!(e instanceof UnavailableError)) throw e;
-          this.runs.push({ ...planned, skipped: firstLine(e) });
-          continue;
-        } finally {
-          hooks?.close?.();
-        }
-        if (recipe.evaluation) {
-          const ev = await evaluateTrainedRun({
-            recipe,
-            training: planned.run,
-            seed,
-            model: this.modelOf(row),
-            experiment: this.o.experiment,
-            resultsDir: resolve(this.o.resultsDir ?? envConfig().resultsDir),
-            dataDir: this.o.dataDir,
-            scope: row.suite,
-            paper,
-            standIn: d.standIn,
-            details,
-            force: opts.force,
-            log: opts.log,
-          });
-          if (typeof ev === 'string') planned.evaluationSkipped = ev;
-          else planned.evaluation = ev;
-        }
-        this.runs.push(planned);
-        done.set(`${this.runIdentity(row, recipe)}\u0000${seed}`, planned);
-        if (!planned.evaluationSkipped) this.markFinished(resultsDir, planKey, `${this.rowLabel(row)} (seed ${seed})`, planned);
       }
+    } finally {
+      if (stop) process.off('SIGTERM', onTerm);
     }
     if (selection && 'list' in selection) {
       appendListedRuns(selection.list, [...listed.values()]);
