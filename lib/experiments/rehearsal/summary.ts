@@ -88,6 +88,24 @@ const GB = (b: number) => `${(b / 1e9).toFixed(1)} GB`;
 const hours = (h: number) => (h < 0.1 ? `${(h * 60).toFixed(1)} min` : `${h.toFixed(1)} h`);
 
 /**
+ * The projected wall-clock hours of a notebook's runs spread over `gpus` GPUs, one run per GPU at a
+ * time (`npm run notebooks -- --gpus`, or a Slurm array with that many GPUs free): each training row
+ * at each seed and each evaluation once is a job, placed longest first on the GPU that frees first
+ * (LPT list scheduling, within 4/3 of the best order). Every job counted independent: an evaluation
+ * after training (notebook 01's suite) really waits for its training, so where that matters the
+ * figure is a little low; a single run longer than the rest bounds it from below whatever `gpus` is.
+ */
+export function parallelWallClockHours(rows: readonly RehearsalRow[], seeds: number, gpus: number): number {
+  const jobs = rows.flatMap((r) => Array<number>(r.kind === 'encode' ? 1 : seeds).fill(r.projectedHoursH100)).sort((a, b) => b - a);
+  const load = Array<number>(Math.max(1, gpus)).fill(0);
+  for (const h of jobs) {
+    const i = load.indexOf(Math.min(...load));
+    load[i]! += h;
+  }
+  return Math.max(...load);
+}
+
+/**
  * One line per notebook: its planned runs, the largest projected H100 peak, and its projected
  * hours — one seed, and with training repeated over `seeds` seeds (the paper preset's three;
  * evaluations run once). Each notebook alone: a run another notebook already finished is reused
@@ -96,15 +114,16 @@ const hours = (h: number) => (h < 0.1 ? `${(h * 60).toFixed(1)} min` : `${h.toFi
 export function rehearsalNotebookTable(rows: readonly RehearsalRow[], seeds = 3): SimpleTable {
   const notebooks = [...new Set(rows.map((r) => r.notebook))];
   return {
-    caption: 'Per notebook: projected onto one H100 80 GB',
-    columns: ['notebook', 'runs (training / evaluation)', 'largest H100 peak', 'hours, one seed', `hours, ${seeds} seeds`, 'not ok'],
+    caption: 'Per notebook: projected onto one H100 80 GB; wall-clock with its runs spread over 1, 4 and 8 such GPUs',
+    columns: ['notebook', 'runs (training / evaluation)', 'largest H100 peak', 'hours, one seed', `hours, ${seeds} seeds`, `wall-clock, ${seeds} seeds, on 1 / 4 / 8 GPUs`, 'not ok'],
     rows: notebooks.map((n) => {
       const mine = rows.filter((r) => r.notebook === n);
       const training = mine.filter((r) => r.kind !== 'encode');
       const one = mine.reduce((a, r) => a + r.projectedHoursH100, 0);
       const all = one + (seeds - 1) * training.reduce((a, r) => a + r.projectedHoursH100, 0);
       const bad = mine.filter((r) => r.status !== 'ok');
-      return [n, `${training.length} / ${mine.length - training.length}`, GB(Math.max(0, ...mine.map((r) => r.projectedPeakBytesH100))), hours(one), hours(all), bad.length ? bad.map((r) => `${r.run}: ${r.status}`).join('; ') : ''];
+      const wall = [1, 4, 8].map((g) => hours(parallelWallClockHours(mine, seeds, g))).join(' / ');
+      return [n, `${training.length} / ${mine.length - training.length}`, GB(Math.max(0, ...mine.map((r) => r.projectedPeakBytesH100))), hours(one), hours(all), wall, bad.length ? bad.map((r) => `${r.run}: ${r.status}`).join('; ') : ''];
     }),
   };
 }
