@@ -7,62 +7,17 @@
  * fresh folder computes. Needs dist/ (npm test builds it first), as every notebook does.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { readPlanRunMarker } from '../lib/experiments/plan-workers.js';
 import { packageRoot } from '../lib/util/package-root.js';
+import { renderedNumbers, runNotebooks, runsTableHtml } from './helpers/notebook-cli.js';
 
 const ROOT = packageRoot();
-const DIR = 'test/fixtures/plan-notebooks';
 const tmp = mkdtempSync(join(tmpdir(), 'nb-workers-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function runNotebooks(args: string[], resultsDir: string, env: Record<string, string> = {}): Promise<Run> {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ANGLE_') || k === 'ANGLE_ONNX_CACHE'));
-  return new Promise((res, rej) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/notebooks/cli.ts', '--dir', DIR, '--preset', 'smoke', ...args], {
-      cwd: ROOT,
-      env: { ...clean, ANGLE_RESULTS_DIR: resultsDir, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b) => (stdout += b));
-    child.stderr.on('data', (b) => (stderr += b));
-    child.on('error', rej);
-    child.on('close', (code) => res({ code, stdout, stderr }));
-  });
-}
-
-interface Executed {
-  cells: Array<{ cell_type: string; outputs?: Array<{ output_type: string; data?: Record<string, string | string[]> }> }>;
-}
-
-/** The fixture's last cell: [row, test Spearman] of every record that fills a cell. */
-function renderedNumbers(file: string): Array<[string, number]> {
-  const nb = JSON.parse(readFileSync(file, 'utf8')) as Executed;
-  const last = nb.cells.filter((c) => c.cell_type === 'code').at(-1)!;
-  const out = last.outputs?.find((o) => o.output_type === 'execute_result');
-  assert.ok(out, `${file}: the last cell has a result`);
-  const text = ([] as string[]).concat(out.data!['text/plain']!).join('');
-  return JSON.parse(text) as Array<[string, number]>;
-}
-
-function runsTableHtml(file: string): string {
-  const nb = JSON.parse(readFileSync(file, 'utf8')) as Executed;
-  const html = nb.cells.flatMap((c) => c.outputs ?? []).map((o) => ([] as string[]).concat(o.data?.['text/html'] ?? []).join('')).find((h) => h.includes('<caption>Runs</caption>'));
-  assert.ok(html, `${file}: a runs table`);
-  return html;
-}
 
 function trainingRecords(resultsDir: string): string[] {
   const dir = join(resultsDir, 'plan-fixture');
