@@ -25,6 +25,7 @@ import { packageRoot } from '../../lib/util/package-root.js';
 import { buildLibrary, BuildFailedError } from '../cli/build-library.js';
 import { checkWritableDir, EXIT, helpText, parseOptions, reportError, UsageError, validateArguments, type OptionSpecs } from '../cli/command.js';
 import { notebookEnvironment, notebookVariablesLine } from './environment.js';
+import { executedNotebooksDir, KERNEL_NAMES, type KernelName } from './kernels.js';
 import { runNotebook, shown, type NotebookRun, type RunContext } from './runner.js';
 import { slurmOptions, submitToSlurm, type SlurmOptions } from './slurm.js';
 import { ensureResultsDir, listPlanRuns, pendingRuns, resultsDirOf, runOnSlots, runOneByKey, workerSlots, type WorkerSlot } from './workers.js';
@@ -39,6 +40,7 @@ interface Options {
   shared?: string;
   timeoutS: number;
   verbose: boolean;
+  kernel: KernelName;
   build: boolean;
   /** --gpus / --workers: the worker slots. */
   slots?: WorkerSlot[];
@@ -51,10 +53,11 @@ interface Options {
 const OPTIONS = {
   preset: { type: 'string', value: 'smoke|paper|rehearsal', help: 'environment defaults (ANGLE_* variables you set win)', default: 'ANGLE_PRESET, else smoke when ANGLE_MODEL is unset, else none' },
   shared: { type: 'string', value: '<dir>', help: 'the shared directory the smoke preset reads (data/, golden/)', default: 'ANGLE_SHARED_DIR, else ../shared beside the repository, if it exists' },
-  out: { type: 'string', value: '<dir>', help: 'where executed notebooks go', default: 'results/notebooks' },
+  out: { type: 'string', value: '<dir>', help: 'where executed notebooks go', default: 'results/notebooks (results/notebooks-deno with --kernel deno)' },
   dir: { type: 'string', value: '<dir>', help: 'the notebooks directory', default: 'notebooks' },
   'timeout-per-cell': { type: 'string', value: '<s>', help: 'fail a cell that runs longer', default: String(DEFAULT_TIMEOUT_S) },
   verbose: { type: 'boolean', short: 'v', help: 'also echo what cells print, as they print it' },
+  kernel: { type: 'string', value: KERNEL_NAMES.join('|'), help: "the Jupyter kernel the cells run in: tslab (Node, the notebooks' own) or deno (Deno's kernel, the npm package deno); docs/jupyter.md", default: 'tslab' },
   build: { type: 'boolean', help: 'compile lib/ to dist/ (npm run build) once the arguments are checked, before the first notebook; the npm script passes it' },
   gpus: { type: 'string', value: '<ids>', help: "run the plan's runs concurrently, one worker process per GPU (CUDA_VISIBLE_DEVICES=<id> each, e.g. 0,1,2,3), then render the notebook from their records (docs/distributed.md)" },
   workers: { type: 'string', value: '<n>', help: 'as --gpus, with n worker processes bound to no device (the CPU backends; what the tests use)' },
@@ -85,6 +88,8 @@ function parseCli(argv: string[], root: string): Options | undefined {
   }
   const timeoutS = Number(values['timeout-per-cell'] ?? DEFAULT_TIMEOUT_S);
   if (!(timeoutS > 0)) throw new UsageError(`--timeout-per-cell expects seconds > 0, got ${values['timeout-per-cell']}`);
+  const kernel = values.kernel ?? 'tslab';
+  if (!(KERNEL_NAMES as readonly string[]).includes(kernel)) throw new UsageError(`--kernel expects one of ${KERNEL_NAMES.join(', ')}, got '${kernel}'`);
   const slots = workerSlots(values.gpus, values.workers);
   const modes = [slots && (values.gpus !== undefined ? '--gpus' : '--workers'), values['list-runs'] && '--list-runs', values['only-run'] !== undefined && '--only-run', values.submit !== undefined && '--submit'].filter(Boolean);
   if (modes.length > 1) throw new UsageError(`${modes.join(' and ')} do different things: give one`);
@@ -97,11 +102,12 @@ function parseCli(argv: string[], root: string): Options | undefined {
   return {
     names: positionals,
     dir: resolve(values.dir ?? join(root, 'notebooks')),
-    out: resolve(values.out ?? join(root, 'results', 'notebooks')),
+    out: resolve(values.out ?? executedNotebooksDir(root, kernel as KernelName)),
     preset: values.preset,
     shared: values.shared,
     timeoutS,
     verbose: values.verbose ?? false,
+    kernel: kernel as KernelName,
     build: values.build ?? false,
     ...(slots ? { slots } : {}),
     listRuns: values['list-runs'] ?? false,
@@ -159,7 +165,7 @@ async function main(argv: string[]): Promise<number> {
     }
     return reportError('notebooks', e);
   }
-  const ctx: RunContext = { env, timeoutS: opts.timeoutS, verbose: opts.verbose };
+  const ctx: RunContext = { env, timeoutS: opts.timeoutS, verbose: opts.verbose, kernel: opts.kernel };
   // The kernels running now: one, or one per worker.
   const running = new Set<RunContext>([ctx]);
   let interrupted = false;
