@@ -171,6 +171,10 @@ test('a plan over supplied data: tables, a run reused the second time, rows mark
     { row: 'B', column: 'c1', reason: 'the generator is not configured' },
   ]);
   assert.deepEqual(plan.cellSources('U'), [{ row: 'C', column: 'c1', reason: 'needs RAN' }]);
+  // The cost table after the run: the finished run costs nothing (issue 38: it was counted again).
+  const after = await plan.costTable();
+  assert.equal(after.rows[0][4], 'finished already: reused, costs nothing (FORCE = true retrains)');
+  assert.match(String(after.caption), /about 0\.0 min in all for the runs not finished yet/);
   const second = await plan.run();
   assert.equal(second[0].run?.status, 'reused');
 });

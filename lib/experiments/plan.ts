@@ -358,6 +358,7 @@ export class Plan {
     if (planSelection()) return { caption: 'Cost: not estimated in a worker (the runs are spread over workers)', columns: ['row', 'steps', 'tokens', 's / step', 'estimated'], rows };
     let total = 0;
     const seen = new Map<string, string>();
+    const resultsDir = resolve(this.o.resultsDir ?? envConfig().resultsDir);
     for (const row of this.rows) {
       const why = this.blocked(row);
       const r = this.recipeOf(row);
@@ -373,16 +374,25 @@ export class Plan {
         continue;
       }
       seen.set(id, row.row);
+      // Seeds whose run finished already (its plan-run marker, ./plan-workers.ts) are reused by
+      // run(), so they cost nothing: only the others are estimated and counted.
+      const finished = this.o.seeds.filter((seed) => readPlanRunMarker(resultsDir, this.o.experiment, planRunKey(this.o.experiment, id, seed)) !== undefined).length;
+      const toRun = this.o.seeds.length - finished;
+      if (toRun === 0) {
+        rows.push([row.row, '', '', '', `finished already: reused, costs nothing (FORCE = true retrains)`]);
+        continue;
+      }
       try {
         const c = await estimateCost(r, this.modelOf(row), d.data!, this.trainExamples());
-        total += c.seconds * this.o.seeds.length;
-        rows.push([row.row, c.steps, c.tokens, c.secondsPerStep.toFixed(3), `${(c.seconds * this.o.seeds.length).toFixed(0)} s for ${this.o.seeds.length} seed(s)${r.evaluation ? ', plus the SentEval/MTEB evaluation' : ''}`]);
+        total += c.seconds * toRun;
+        const reused = finished > 0 ? `; ${finished} finished seed(s) reused` : '';
+        rows.push([row.row, c.steps, c.tokens, c.secondsPerStep.toFixed(3), `${(c.seconds * toRun).toFixed(0)} s for ${toRun} seed(s)${r.evaluation ? ', plus the SentEval/MTEB evaluation' : ''}${reused}`]);
       } catch (e) {
         if (!(e instanceof InputError) && !(e instanceof UnavailableError)) throw e;
         rows.push([row.row, '', '', '', `no estimate: ${firstLine(e)}`]);
       }
     }
-    return { caption: `Cost on this backend: about ${(total / 60).toFixed(1)} min in all (runs already finished are reused and cost nothing)`, columns: ['row', 'steps', 'tokens', 's / step', 'estimated'], rows };
+    return { caption: `Cost on this backend: about ${(total / 60).toFixed(1)} min in all for the runs not finished yet (finished ones are reused and cost nothing)`, columns: ['row', 'steps', 'tokens', 's / step', 'estimated'], rows };
   }
 
   private paperOf(row: PlanRow): Record<string, PaperCell> {
