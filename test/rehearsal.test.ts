@@ -42,11 +42,13 @@ test('a short rehearsal of notebooks 02 and 03: every planned run has a row, at 
   // 02: AnglE Table 3's rows that train (SimCSE, SBERT, AnglE on each of its data sets); 03: Table 4's objectives and poolings.
   assert.ok(byNotebook('02-non-transfer-sts').length >= 3, JSON.stringify(summary.rows.map((x) => x.run)));
   assert.ok(byNotebook('03-objectives').length >= 6);
+  assert.ok(byNotebook('02-non-transfer-sts').some((x) => x.run.startsWith('AnglE-RAN')), 'the AnglE-RAN row is rehearsed');
   for (const row of summary.rows) {
     for (const f of FIELDS) assert.ok(f in row, `${row.run}: field ${f}`);
     assert.equal(row.status, 'ok', `${row.run}: ${row.why}`);
     assert.equal(row.fits80GB, true);
-    assert.equal(row.model, 'google-bert/bert-base-uncased');
+    // AnglE-RAN's row trains RanNet (RAN_base's shapes); every other row BERT-base.
+    assert.equal(row.model, row.run.startsWith('AnglE-RAN') ? 'RAN_base' : 'google-bert/bert-base-uncased', row.run);
     assert.ok(row.projectedPeakBytesH100 > 1.76e9, `${row.run}: at least BERT-base's weights, gradients and AdamW state`);
     assert.ok(row.projectedPeakBytesH100 < 72e9);
     assert.ok(row.projectedHoursH100 > 0);
