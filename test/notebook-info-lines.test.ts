@@ -43,6 +43,15 @@ test("the inference engine's info line: stdout in a notebook, stderr on the comm
     } finally {
       delete (globalThis as { __tslab__?: unknown }).__tslab__;
     }
+    // Deno's Jupyter kernel (Deno.jupyter): a notebook too (a third engine setting, so a new line).
+    (globalThis as { Deno?: unknown }).Deno = { jupyter: {} };
+    try {
+      const deno = await linesOf(() => chooseInferenceEngine(m.model, { engine: 'onnx', onnx: { threads: 1 } }));
+      assert.deepEqual(deno.err, []);
+      assert.match(deno.out.join('\n'), /^inference: ONNX Runtime .*1 thread/m);
+    } finally {
+      delete (globalThis as { Deno?: unknown }).Deno;
+    }
   } finally {
     m.model.dispose();
   }

@@ -53,11 +53,13 @@ export function parseEngineChoice(choice: string | undefined, env: NodeJS.Proces
 const noticed = new Set<string>();
 /**
  * Where the engine's one info line goes by default: stderr on the command line (beside progress
- * bars, out of a command's output), stdout in a notebook — under tslab (the Jupyter kernel, the
- * headless runner) stderr shows as a red error box, and this line is not an error.
+ * bars, out of a command's output), stdout in a notebook — under tslab or Deno's kernel (in Jupyter
+ * or the headless runner) stderr shows as a red error box, and this line is not an error.
  */
 function infoLine(line: string): void {
-  if ((globalThis as { __tslab__?: unknown }).__tslab__ !== undefined) console.log(line);
+  const g = globalThis as { __tslab__?: unknown; Deno?: { jupyter?: unknown } };
+  // tslab's kernel sets __tslab__; Deno's Jupyter kernel has Deno.jupyter (lib/notebook/tslab.ts).
+  if (g.__tslab__ !== undefined || g.Deno?.jupyter !== undefined) console.log(line);
   else console.error(line);
 }
 
