@@ -1,5 +1,6 @@
 /**
- * The call every causal decoder of the library answers (./llama/, ./opt/), which generation
+ * The call every causal decoder of the library answers (./llama/, ./opt/, both over
+ * ./decoder/decoder-model.ts), which generation
  * (./llama/generate.ts) and the prompt encoders use: new tokens, the attention mask over the
  * cached tokens followed by them, an optional KV cache in and out, logits at every or the last
  * position. Positions are counted from the mask (`positionsFromMask`), so a left-padded row
@@ -51,11 +52,11 @@ export interface DecoderOutput extends ModelOutput {
 
 /**
  * Positions of the last `queryLen` tokens of each row: the number of real tokens before them in
- * the row (cumsum(mask) − 1), and 1 for padding (HF generate's numbering for LLaMA; OPT's
- * `cumsum(mask) * mask − 1` gives padding −1 instead, which only selects the embedding row of a
- * position whose outputs are never compared or used).
+ * the row (cumsum(mask) − 1), and `padding` for padding: 1 by default (HF generate's numbering for
+ * LLaMA); OPT's `cumsum(mask) * mask − 1` gives padding −1 instead, which only selects the
+ * embedding row of a position whose outputs are never compared or used.
  */
-export function positionsFromMask(mask: Int32Array, batch: number, keyLen: number, queryLen: number): Int32Array {
+export function positionsFromMask(mask: Int32Array, batch: number, keyLen: number, queryLen: number, padding = 1): Int32Array {
   if (mask.length !== batch * keyLen) throw new Error(`attention mask has ${mask.length} entries, expected ${batch} × ${keyLen}`);
   const out = new Int32Array(batch * queryLen);
   for (let b = 0; b < batch; b++) {
@@ -64,7 +65,7 @@ export function positionsFromMask(mask: Int32Array, batch: number, keyLen: numbe
       const real = mask[b * keyLen + s] !== 0;
       if (real) seen++;
       const t = s - (keyLen - queryLen);
-      if (t >= 0) out[b * queryLen + t] = real ? seen - 1 : 1;
+      if (t >= 0) out[b * queryLen + t] = real ? seen - 1 : padding;
     }
   }
   return out;
