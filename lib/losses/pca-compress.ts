@@ -16,6 +16,7 @@
  * on the CPU: O(k·D²) per call (D = 768, k = 128: about 0.5 GFLOP), once per layer and step.
  */
 import { InputError } from '../util/errors.js';
+import { jacobiEigen } from '../util/jacobi-eigen.js';
 import { mulberry32Uniform } from '../util/mulberry32.js';
 
 export interface PcaCompressOptions {
@@ -125,51 +126,13 @@ function gram(b: Float64Array, n: number, k: number): Float64Array {
   return g;
 }
 
-/** Eigenvectors of a symmetric [k, k] matrix as columns, by descending eigenvalue (cyclic Jacobi). */
+/** Eigenvectors of a symmetric [k, k] matrix as columns, by descending eigenvalue (cyclic Jacobi, ../util/jacobi-eigen.ts). */
 function topEigenvectors(s: Float64Array, k: number): Float64Array {
-  const a = Float64Array.from(s);
-  const v = new Float64Array(k * k);
-  for (let i = 0; i < k; i++) v[i * k + i] = 1;
-  for (let sweep = 0; sweep < 100; sweep++) {
-    let off = 0;
-    let diag = 0;
-    for (let p = 0; p < k; p++) {
-      diag += a[p * k + p] ** 2;
-      for (let q = p + 1; q < k; q++) off += a[p * k + q] ** 2;
-    }
-    if (off <= 1e-30 * diag) break;
-    for (let p = 0; p < k; p++) {
-      for (let q = p + 1; q < k; q++) {
-        const apq = a[p * k + q];
-        if (apq === 0) continue;
-        const theta = (a[q * k + q] - a[p * k + p]) / (2 * apq);
-        const t = Math.sign(theta || 1) / (Math.abs(theta) + Math.sqrt(theta * theta + 1));
-        const c = 1 / Math.sqrt(t * t + 1);
-        const sn = t * c;
-        for (let r = 0; r < k; r++) {
-          const arp = a[r * k + p];
-          const arq = a[r * k + q];
-          a[r * k + p] = c * arp - sn * arq;
-          a[r * k + q] = sn * arp + c * arq;
-        }
-        for (let r = 0; r < k; r++) {
-          const apr = a[p * k + r];
-          const aqr = a[q * k + r];
-          a[p * k + r] = c * apr - sn * aqr;
-          a[q * k + r] = sn * apr + c * aqr;
-        }
-        for (let r = 0; r < k; r++) {
-          const vrp = v[r * k + p];
-          const vrq = v[r * k + q];
-          v[r * k + p] = c * vrp - sn * vrq;
-          v[r * k + q] = sn * vrp + c * vrq;
-        }
-      }
-    }
-  }
-  const order = Array.from({ length: k }, (_, i) => i).sort((x, y) => a[y * k + y] - a[x * k + x]);
+  // Converged relative to the diagonal: the projected covariance's scale is the batch's.
+  const { values, vectors } = jacobiEigen(s, k, { converged: (off, diag) => off <= 1e-30 * diag });
+  const order = Array.from({ length: k }, (_, i) => i).sort((x, y) => values[y] - values[x]);
   const out = new Float64Array(k * k);
-  for (let r = 0; r < k; r++) for (let j = 0; j < k; j++) out[r * k + j] = v[r * k + order[j]];
+  for (let r = 0; r < k; r++) for (let j = 0; j < k; j++) out[r * k + j] = vectors[r * k + order[j]];
   return out;
 }
 

@@ -27,6 +27,7 @@
  * is class 1 iff w·x + b > 0 (binary) or the first argmax of the K scores.
  */
 import { InputError } from '../../util/errors.js';
+import { jacobiEigen } from '../../util/jacobi-eigen.js';
 import { blocksOf, decisionFunction, logisticObjective, type LogisticProblem } from './logistic-objective.js';
 import { minimizeLbfgs } from './lbfgs.js';
 import { cholesky, choleskySolve, gramWithIntercept, type Matrix } from './matrix.js';
@@ -88,47 +89,9 @@ export function encodeClasses(labels: Int32Array): { classes: Int32Array; y: Int
   return { classes, y };
 }
 
-/** Jacobi eigen-decomposition of a small symmetric K×K matrix: A = U diag(λ) Uᵀ (U column k = eigenvector k). */
+/** Jacobi eigen-decomposition of a small symmetric K×K matrix (../../util/jacobi-eigen.ts): A = U diag(λ) Uᵀ (U column k = eigenvector k). */
 function symmetricEigen(a: Float64Array, K: number): { values: Float64Array; vectors: Float64Array } {
-  const m = Float64Array.from(a);
-  const u = new Float64Array(K * K);
-  for (let i = 0; i < K; i++) u[i * K + i] = 1;
-  for (let sweep = 0; sweep < 100; sweep++) {
-    let off = 0;
-    for (let i = 0; i < K; i++) for (let j = i + 1; j < K; j++) off += m[i * K + j] ** 2;
-    if (off < 1e-30) break;
-    for (let p = 0; p < K; p++) {
-      for (let q = p + 1; q < K; q++) {
-        const apq = m[p * K + q];
-        if (Math.abs(apq) < 1e-300) continue;
-        const theta = (m[q * K + q] - m[p * K + p]) / (2 * apq);
-        const t = Math.sign(theta || 1) / (Math.abs(theta) + Math.sqrt(theta * theta + 1));
-        const c = 1 / Math.sqrt(t * t + 1);
-        const s = t * c;
-        for (let k = 0; k < K; k++) {
-          const mkp = m[k * K + p];
-          const mkq = m[k * K + q];
-          m[k * K + p] = c * mkp - s * mkq;
-          m[k * K + q] = s * mkp + c * mkq;
-        }
-        for (let k = 0; k < K; k++) {
-          const mpk = m[p * K + k];
-          const mqk = m[q * K + k];
-          m[p * K + k] = c * mpk - s * mqk;
-          m[q * K + k] = s * mpk + c * mqk;
-        }
-        for (let k = 0; k < K; k++) {
-          const ukp = u[k * K + p];
-          const ukq = u[k * K + q];
-          u[k * K + p] = c * ukp - s * ukq;
-          u[k * K + q] = s * ukp + c * ukq;
-        }
-      }
-    }
-  }
-  const values = new Float64Array(K);
-  for (let i = 0; i < K; i++) values[i] = m[i * K + i];
-  return { values, vectors: u };
+  return jacobiEigen(a, K, { converged: (off) => off < 1e-30, skipBelow: 1e-300 });
 }
 
 /**
