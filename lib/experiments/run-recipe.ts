@@ -22,6 +22,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Evaluator } from '../eval/evaluator.js';
 import { addLora, DEFAULT_LORA_TARGETS, type LoraConfig } from '../models/adapters/lora.js';
+import { adaptableBaseOf } from '../models/adaptable-transformer-model.js';
 import type { AdaptableModel } from '../models/adapters/types.js';
 import { loadModel, type LoadModelOptions } from '../models/auto.js';
 import type { LoadedModel, TextTokenizer } from '../models/types.js';
@@ -34,7 +35,7 @@ import type { TrainingExamples } from '../train/examples.js';
 import { Trainer, type TrainResult } from '../train/trainer.js';
 import { InputError } from '../util/errors.js';
 import { promptedTaskData } from './prompted-task.js';
-import type { BaseStorageSpec, Recipe } from './recipes/recipe.js';
+import type { Recipe } from './recipes/recipe.js';
 import { keyOf, storedRun, type StoredRun } from './run-store.js';
 import type { TaskData } from './tasks.js';
 
@@ -184,9 +185,9 @@ export function prepareRecipeModel(recipe: Recipe, m: LoadedModel, seed: number)
   const modules = addLora(m.model, lora, seed);
   const storage = recipe.baseStorage;
   if (storage) {
-    const store = (m.model as { storeFrozenBase?: (f: BaseStorageSpec['format'], o: { doubleQuant?: boolean }) => string[] }).storeFrozenBase;
-    if (typeof store !== 'function') throw new InputError(`recipe ${recipe.name}: a ${storage.format} frozen base needs a decoder that stores one (LLaMA); '${m.id}' is a ${m.model.architecture} model`);
-    store.call(m.model, storage.format, { doubleQuant: storage.doubleQuant });
+    const adaptable = adaptableBaseOf(m.model);
+    if (!adaptable) throw new InputError(`recipe ${recipe.name}: a ${storage.format} frozen base needs a model whose linear layers can store one (lib/models/adaptable-transformer-model.ts); '${m.id}' is a ${m.model.architecture} model`);
+    adaptable.storeFrozenBase(storage.format, { doubleQuant: storage.doubleQuant });
   }
   const base = storage ? `, ${storage.format}${storage.doubleQuant ? ' (double quantisation)' : ''} base` : '';
   return {

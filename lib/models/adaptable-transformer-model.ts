@@ -21,6 +21,14 @@ export interface BaseWeight {
   data: Float32Array;
 }
 
+/**
+ * `model` as the adaptable base when it is one, else undefined: a typed way to reach what only
+ * this base has (`storeFrozenBase`, `storedBaseBytes`) from a TextModel, instead of a cast.
+ */
+export function adaptableBaseOf(model: object): AdaptableTransformerModel<TransformerDimensions> | undefined {
+  return model instanceof AdaptableTransformerModel ? model : undefined;
+}
+
 export abstract class AdaptableTransformerModel<C extends TransformerDimensions> extends TransformerModel<C> {
   private readonly attached = new Map<string, LinearAdapter>();
 
