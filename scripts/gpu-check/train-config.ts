@@ -13,9 +13,8 @@ import { tf } from '../../lib/backend/index.js';
 import { trackTensorMemory } from '../../lib/backend/memory-tracking.js';
 import { measurePeakBytes, type ShapeOnlyMirror } from '../../lib/backend/shape-only/index.js';
 import { addLora } from '../../lib/models/adapters/lora.js';
-import type { LlamaModel } from '../../lib/models/llama/model.js';
+import type { AdaptableModel } from '../../lib/models/adapters/types.js';
 import { KNOWN_CONFIGS, modelFromConfig, type KnownModel } from '../../lib/models/model-from-config.js';
-import type { TextModel } from '../../lib/models/types.js';
 import type { BaseStorage } from '../../lib/ops/frozen-linear.js';
 import { AdamW } from '../../lib/train/adamw.js';
 import type { TrainingBatch } from '../../lib/train/batching.js';
@@ -123,12 +122,14 @@ function batchOf(c: TrainConfig, vocab: number): TrainingBatch {
 /** Builds the model of `c` on the active backend and runs `warmup + steps` optimizer steps; `onTimed` wraps the timed ones. */
 async function buildAndStep(c: TrainConfig, small: boolean, warmup: number, steps: number, onTimed?: (run: () => Promise<void>) => Promise<void>): Promise<void> {
   const config = modelConfig(c, small);
-  const model = modelFromConfig(config, { init: 'normal', seed: 1, dropoutSeed: 3 }) as TextModel;
+  // A 16/4-bit frozen base is stored as the model is built, so the float32 base never exists and
+  // the peak measured is the quantised model's (lib/models/frozen-base.ts).
+  const frozenBase = c.baseStorage && c.baseStorage !== 'fp32' ? { format: c.baseStorage, ...(c.doubleQuant ? { doubleQuant: true } : {}) } : undefined;
+  const model = modelFromConfig(config, { init: 'normal', seed: 1, dropoutSeed: 3, frozenBase });
   const objective = bindObjective(c.kind === 'pairs' ? { name: 'angle', loss: { weights: { cosine: 1, ibn: 0, angle: 0 } } } : { name: 'simcse' }, c.kind);
   let optimizer: AdamW | undefined;
   try {
-    if (c.lora) addLora(model as LlamaModel, { ...c.lora, targetModules: 'all-linear' }, 0);
-    if (c.baseStorage && c.baseStorage !== 'fp32') (model as LlamaModel).storeFrozenBase(c.baseStorage, { doubleQuant: c.doubleQuant });
+    if (c.lora) addLora(model as AdaptableModel, { ...c.lora, targetModules: 'all-linear' }, 0);
     const trainable = model.trainableParameters();
     optimizer = new AdamW(trainable, { weightDecay: 0.01 });
     const ctx: StepContext = {
