@@ -26,6 +26,7 @@ import { trackTensorMemory } from '../../backend/memory-tracking.js';
 import { measurePeakBytes, shapeOnlyBackend } from '../../backend/shape-only/index.js';
 import { DATASETS, type DatasetId } from '../../data/registry.js';
 import { stsEvaluator } from '../../eval/pair-evaluators.js';
+import { adaptableBaseOf } from '../../models/adaptable-transformer-model.js';
 import type { TextModel, TextTokenizer } from '../../models/types.js';
 import type { TrainingExamples } from '../../train/examples.js';
 import { Trainer, type TrainerConfig } from '../../train/trainer.js';
@@ -214,7 +215,7 @@ export async function rehearseTraining(o: RehearseTrainingOptions): Promise<Rehe
         const t0 = performance.now();
         const { memory } = await trackTensorMemory(() => runSteps(prepared, { ...train, items } as TrainingExamples, forced ? accumulation : 1, steps));
         stepSeconds = (performance.now() - t0) / 1000 / steps;
-        peakBytes = memory.peakBufferBytes + model.numParameters() * 4;
+        peakBytes = memory.peakBufferBytes + weightBytes(model);
         backend = forced ? `${o.backend} (${steps} optimiser step(s), ${accumulation} micro-batch(es) each)` : o.backend;
       } finally {
         model.dispose();
@@ -250,6 +251,20 @@ export async function rehearseTraining(o: RehearseTrainingOptions): Promise<Rehe
 }
 
 /** The model prepared as the recipe's run prepares it (LoRA, frozen base storage), with its trainer's inputs. */
+/**
+ * The bytes the model's weights hold while it trains: float32 parameters at 4 bytes each, a frozen
+ * base kept in 16 or 4 bits (a QLoRA run's NF4) at its real storage, as the backends hold it
+ * (../../models/adaptable-transformer-model.ts `storedBaseBytes`, what the shape-only backend
+ * allocates for it too). Counting every weight at 4 bytes put an NF4 base at 8 times its size.
+ */
+export function weightBytes(model: TextModel): number {
+  const base = adaptableBaseOf(model);
+  if (!base) return model.numParameters() * 4;
+  let storedWeights = 0;
+  for (const w of base.frozenBaseWeights().values()) storedWeights += w.shape[0] * w.shape[1];
+  return (model.numParameters() - storedWeights) * 4 + base.storedBaseBytes();
+}
+
 function prepareStep(model: TextModel, tokenizer: TextTokenizer, recipe: Recipe): { model: TextModel; tokenizer: TextTokenizer; recipe: Recipe } {
   prepareRecipeModel(recipe, { model, tokenizer, id: recipe.name } as never, 0);
   return { model, tokenizer, recipe };
