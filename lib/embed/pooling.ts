@@ -47,30 +47,11 @@
  * Formulas from AnglE's and SimCSE's pooling code (see the project's DESIGN notes, §5).
  */
 import { tf } from '../backend/index.js';
-import { InputError, UnknownNameError } from '../util/errors.js';
+import type { Pooling } from '../models/pooling.js';
+import { InputError } from '../util/errors.js';
 
-export const POOLING_STRATEGIES = ['cls', 'cls_avg', 'avg', 'max', 'first_last_avg', 'last', 'cls_avg_legacy', 'cls_avg_batch_tokens', 'cls_pooler'] as const;
-export type Pooling = (typeof POOLING_STRATEGIES)[number];
-
-/** The papers' names (AnglE Table 4, SimCSE) mapped to ours. */
-const ALIASES: Record<string, Pooling> = {
-  'cls-last-avg': 'cls_avg',
-  'last-avg': 'avg',
-  mean: 'avg',
-  'last-max': 'max',
-  'first-last-avg': 'first_last_avg',
-  avg_first_last: 'first_last_avg',
-  'last-token': 'last',
-  cls_before_pooler: 'cls',
-};
-
-export function parsePooling(name: string): Pooling {
-  const n = name.trim();
-  if ((POOLING_STRATEGIES as readonly string[]).includes(n)) return n as Pooling;
-  const alias = ALIASES[n.toLowerCase()];
-  if (alias) return alias;
-  throw new UnknownNameError('pooling', name, [...POOLING_STRATEGIES, ...Object.keys(ALIASES)]);
-}
+// The names (type, parser, alias table) are the model's (lib/models/pooling.ts); this file is the math.
+export { ANGLE_TABLE4_POOLING_ROWS, POOLING_STRATEGIES, POOLING_ALIASES, parsePooling, poolingSlug, type Pooling } from '../models/pooling.js';
 
 /** Whether a strategy needs all hidden states rather than only the last one. */
 export function needsHiddenStates(p: Pooling): boolean {

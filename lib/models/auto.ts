@@ -1,9 +1,9 @@
 /**
  * loadModel(idOrPath): a text model and its tokenizer from a local directory or a Hub id, with the
- * architecture chosen from config.json's `model_type` (one table below: the one place that knows
- * which architectures exist): `bert` (./bert/), `llama` (./llama/; also llama2.c's own folders of
- * a checkpoint .bin and tokenizer.bin), `opt` (./opt/), `rannet` (./ran/; also a released RAN
- * folder's TensorFlow checkpoint).
+ * architecture chosen from config.json's `model_type` by the registry (./architectures.ts, the one
+ * place that knows which architectures exist): `bert` (./bert/), `llama` (./llama/; also llama2.c's
+ * own folders of a checkpoint .bin and tokenizer.bin), `opt` (./opt/), `rannet` (./ran/; also a
+ * released RAN folder's TensorFlow checkpoint).
  *
  * A local directory always works (and is what this project's machines use: no Hub there). A Hub
  * id goes through lib/hub (cache honouring HF_HOME / HF_HUB_CACHE, HF_ENDPOINT, HF_HUB_OFFLINE,
@@ -17,18 +17,11 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ensureBackend } from '../backend/index.js';
-import { InputError, UnknownNameError } from '../util/errors.js';
-import { loadBert } from './bert/load.js';
-import { bertOnnxExporter } from './bert/onnx-graph.js';
+import { InputError } from '../util/errors.js';
+import type { Architecture } from './architecture.js';
+import { architectureOfConfig, architectures, frozenBaseArchitectures } from './architectures.js';
 import { checkFrozenBaseSpec, type FrozenBaseSpec } from './frozen-base.js';
-import type { OnnxExporter } from './onnx/exporter.js';
-import { LLAMA_MODEL_TYPES } from './llama/config.js';
-import { isLlama2cDir, loadLlama, loadLlamaModel } from './llama/load.js';
-import { OPT_MODEL_TYPES } from './opt/config.js';
-import { loadOpt } from './opt/load.js';
-import { RAN_MODEL_TYPES } from './ran/config.js';
-import { loadRan, ranWeightFiles } from './ran/load.js';
-import type { LoadedModel, TextModel, TextTokenizer } from './types.js';
+import type { LoadedModel } from './types.js';
 import { PYTORCH_FILE, PYTORCH_INDEX, SAFETENSORS_FILE, SAFETENSORS_INDEX, weightFiles, weightsSha256 } from './weight-files.js';
 import { isHubId, resolveRepoFiles, type ResolveRepoFilesOptions } from '../hub/index.js';
 import {
@@ -58,35 +51,8 @@ export interface LoadModelOptions {
 
 export type { LoadedModel };
 
-/** One architecture the library implements: the config model_types it answers to, and how to build it. */
-interface Architecture {
-  modelTypes: readonly string[];
-  build(dir: string, config: Record<string, unknown>, configFile: string, weightFiles: string[], opts: LoadModelOptions): { model: TextModel; tokenizer: TextTokenizer };
-  /** Its weight files in a directory, where it reads other formats than ./weight-files.ts (RanNet's TF checkpoint). */
-  weightFiles?(dir: string): string[];
-  /** Its ONNX exporter, when ONNX Runtime can run it (./onnx/exporter.ts says what one is). */
-  onnx?: OnnxExporter;
-  /** Whether it can store a frozen base while loading (LoadModelOptions.frozenBase). */
-  frozenBase?: boolean;
-}
-
-const ARCHITECTURES: readonly Architecture[] = [
-  { modelTypes: ['bert'], build: (dir, cfg, file, files, o) => loadBert(dir, cfg, file, files, o), onnx: bertOnnxExporter },
-  { modelTypes: LLAMA_MODEL_TYPES, build: (dir, cfg, file, files, o) => loadLlama(dir, cfg, file, files, o), frozenBase: true },
-  { modelTypes: OPT_MODEL_TYPES, build: (dir, cfg, file, files, o) => loadOpt(dir, cfg, file, files, o), frozenBase: true },
-  { modelTypes: RAN_MODEL_TYPES, build: (dir, cfg, file, files, o) => loadRan(dir, cfg, file, files, o), weightFiles: ranWeightFiles },
-];
-
-/** The config.json `model_type`s loadModel can build. */
-export const MODEL_TYPES: readonly string[] = ARCHITECTURES.flatMap((a) => a.modelTypes);
-
-/** The ONNX exporter of a model architecture (TextModel.architecture), or undefined when it has none. */
-export function onnxExporterFor(architecture: string): OnnxExporter | undefined {
-  return ARCHITECTURES.find((a) => a.modelTypes.includes(architecture))?.onnx;
-}
-
-/** The architectures that have an ONNX exporter. */
-export const ONNX_ARCHITECTURES: readonly string[] = ARCHITECTURES.flatMap((a) => (a.onnx ? [a.onnx.architecture] : []));
+// The registry's lookups, where callers have always found them.
+export { MODEL_TYPES, ONNX_ARCHITECTURES, onnxExporterFor } from './architectures.js';
 
 function readConfigJson(path: string): Record<string, unknown> {
   let raw: unknown;
@@ -97,21 +63,6 @@ function readConfigJson(path: string): Record<string, unknown> {
   }
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new InputError('expected a JSON object', { file: path });
   return raw as Record<string, unknown>;
-}
-
-/**
- * The architecture of a config: its model_type, or for configs without one (old BERT checkpoints)
- * the BERT-shaped `architectures` entry.
- */
-function architectureOf(config: Record<string, unknown>, file: string): Architecture {
-  let type = typeof config.model_type === 'string' ? config.model_type : undefined;
-  if (type === undefined) {
-    const names = Array.isArray(config.architectures) ? (config.architectures as unknown[]).map(String) : [];
-    if (names.some((n) => /^Bert/.test(n)) || (names.length === 0 && 'hidden_size' in config && 'type_vocab_size' in config)) type = 'bert';
-  }
-  const arch = ARCHITECTURES.find((a) => type !== undefined && a.modelTypes.includes(type));
-  if (!arch) throw new UnknownNameError('model architecture (config.json model_type)', type ?? '(none)', MODEL_TYPES, { file });
-  return arch;
 }
 
 /**
@@ -172,6 +123,11 @@ function frozenBase(opts: LoadModelOptions): FrozenBaseSpec | undefined {
   return opts.frozenBase ? checkFrozenBaseSpec(opts.frozenBase) : undefined;
 }
 
+/** Refuses a frozen base for an architecture that cannot store one. */
+function checkFrozenBase(arch: Architecture, opts: LoadModelOptions, file: string): void {
+  if (opts.frozenBase && !arch.frozenBase) throw new InputError(`a ${opts.frozenBase.format} frozen base is stored while loading a decoder (${frozenBaseArchitectures().join(', ')}); this is a ${arch.name} model`, { file });
+}
+
 /** Loads config, tokenizer and weights, checking each, and builds the model its config names. */
 export async function loadModel(idOrPath: string, opts: LoadModelOptions = {}): Promise<LoadedModel> {
   // Weights become tfjs tensors: without initBackend() the default backend starts here.
@@ -182,15 +138,20 @@ export async function loadModel(idOrPath: string, opts: LoadModelOptions = {}): 
   const dir = st?.transformerDir ?? resolved.dir;
   const configPath = join(dir, 'config.json');
   if (!existsSync(configPath)) {
-    // llama2.c's own layout (a checkpoint .bin and tokenizer.bin, no config.json).
-    if (isLlama2cDir(dir)) return { ...(await loadLlamaModel(dir, { dropoutSeed: opts.dropoutSeed, frozenBase: frozenBase(opts) })), id: idOrPath, source, commit };
-    throw new InputError('model directory has no config.json (and is not a llama2.c folder: a checkpoint .bin with its tokenizer.bin)', { file: dir });
+    // An architecture's own layout without config.json (llama2.c's checkpoint .bin and tokenizer.bin).
+    const own = architectures().find((a) => a.ownFolder?.matches(dir));
+    if (own?.ownFolder) {
+      checkFrozenBase(own, opts, dir);
+      return { ...(await own.ownFolder.load(dir, { dropoutSeed: opts.dropoutSeed, frozenBase: frozenBase(opts) })), id: idOrPath, source, commit };
+    }
+    const layouts = architectures().flatMap((a) => (a.ownFolder ? [a.ownFolder.description] : []));
+    throw new InputError(`model directory has no config.json${layouts.length ? ` (and is not ${layouts.join(', nor ')})` : ''}`, { file: dir });
   }
   const config = readConfigJson(configPath);
-  const arch = architectureOf(config, configPath);
-  if (opts.frozenBase && !arch.frozenBase) throw new InputError(`a ${opts.frozenBase.format} frozen base is stored while loading a decoder (LLaMA, OPT); this is a ${String(config.model_type ?? 'bert')} model`, { file: configPath });
+  const arch = architectureOfConfig(config, configPath);
+  checkFrozenBase(arch, opts, configPath);
   const files = opts.weightFiles ?? (arch.weightFiles ?? weightFiles)(dir);
-  const { model, tokenizer } = arch.build(dir, config, configPath, files, { ...opts, frozenBase: frozenBase(opts) });
+  const { model, tokenizer } = arch.load(dir, config, configPath, files, { dropoutSeed: opts.dropoutSeed, frozenBase: frozenBase(opts) });
   if (!st) return { id: idOrPath, dir, source, commit, model, tokenizer, weightsSha256: await weightsSha256(files), weightFiles: files };
   // The modules' weights (Dense, ...) change the embeddings too, so they are part of the identity.
   const all = [...files, ...st.weightFiles];

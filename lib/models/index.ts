@@ -8,6 +8,8 @@
  */
 export type { TextModel, TextTokenizer, LoadedModel, ModelSource, ModelOutput, ForwardOptions, TokenBatch, EncodedText, BatchOptions } from './types.js';
 export { loadModel, resolveModelDir, MODEL_TYPES, type LoadModelOptions } from './auto.js';
+export { architectures, architectureOfConfig, registerArchitecture, defaultPoolingOf } from './architectures.js';
+export type { Architecture } from './architecture.js';
 export { BertModel, type BertOutput } from './bert/model.js';
 export { parseBertConfig, readBertConfig, type BertConfig } from './bert/config.js';
 export { mapBertWeights, canonicalBertName, bertParameterShapes } from './bert/weights.js';

@@ -14,19 +14,11 @@
  * never holds more than one parameter's values; on the shape-only backend every parameter is a
  * view of one shared zero buffer (that backend keeps no values).
  */
-import { isShapeOnlyBackend } from '../backend/shape-only/index.js';
-import { mulberry32 } from '../util/mulberry32.js';
-import { InputError, UnknownNameError } from '../util/errors.js';
-import { parseBertConfig } from './bert/config.js';
+import { UnknownNameError, InputError } from '../util/errors.js';
+import { architectureOfConfig, frozenBaseArchitectures } from './architectures.js';
 import { checkFrozenBaseSpec, type FrozenBaseSpec } from './frozen-base.js';
-import { BertModel } from './bert/model.js';
-import { bertParameterShapes } from './bert/weights.js';
-import { parseLlamaConfig } from './llama/config.js';
-import { LlamaModel } from './llama/model.js';
-import { llamaParameterShapes } from './llama/weights.js';
-import { parseOptConfig } from './opt/config.js';
-import { OptModel } from './opt/model.js';
-import { optParameterShapes } from './opt/weights.js';
+import { parameterCount } from './initial-weights.js';
+import type { TextModel } from './types.js';
 
 /**
  * config.json of `facebook/opt-<size>` (PromptEOL's OPT rows), as the Hub's repositories serve it
@@ -94,147 +86,28 @@ export interface ModelFromConfigOptions {
   frozenBase?: FrozenBaseSpec;
 }
 
-interface Weight {
-  shape: number[];
-  data: Float32Array;
-}
-
-function sizeOf(shape: readonly number[]): number {
-  return shape.reduce((a, b) => a * b, 1);
-}
-
 /**
- * A Map whose values are made when iterated (each one after the previous was consumed), so a
- * model constructor that copies them one by one into tf.Variables never sees them all at once.
- */
-class LazyWeights extends Map<string, Weight> {
-  constructor(
-    private readonly shapes: ReadonlyMap<string, number[]>,
-    private readonly make: (name: string, shape: number[]) => Float32Array,
-  ) {
-    super();
-  }
-
-  override get size(): number {
-    return this.shapes.size;
-  }
-
-  override has(name: string): boolean {
-    return this.shapes.has(name);
-  }
-
-  override get(name: string): Weight | undefined {
-    const shape = this.shapes.get(name);
-    return shape ? { shape: shape.slice(), data: this.make(name, shape) } : undefined;
-  }
-
-  override *entries(): IterableIterator<[string, Weight]> {
-    for (const [name, shape] of this.shapes) yield [name, { shape: shape.slice(), data: this.make(name, shape) }];
-  }
-
-  override [Symbol.iterator](): IterableIterator<[string, Weight]> {
-    return this.entries();
-  }
-
-  override *keys(): IterableIterator<string> {
-    yield* this.shapes.keys();
-  }
-
-  override *values(): IterableIterator<Weight> {
-    for (const [, w] of this.entries()) yield w;
-  }
-
-  override forEach(cb: (value: Weight, key: string, map: Map<string, Weight>) => void): void {
-    for (const [k, v] of this.entries()) cb(v, k, this);
-  }
-}
-
-function isNormWeight(name: string): boolean {
-  // BERT's LayerNorm, LLaMA's input_layernorm / norm, OPT's self_attn_layer_norm / final_layer_norm.
-  return /LayerNorm\.weight$|layernorm\.weight$|layer_norm\.weight$|(^|\.)norm\.weight$/.test(name);
-}
-
-function isBias(name: string): boolean {
-  return name.endsWith('.bias');
-}
-
-/** The values a parameter starts from. */
-function valueMaker(opts: ModelFromConfigOptions, std: number): (name: string, shape: number[]) => Float32Array {
-  if (isShapeOnlyBackend()) {
-    // The shape-only backend ignores values: one zero buffer, viewed at each parameter's size.
-    let shared = new Float32Array(0);
-    return (_name, shape) => {
-      const n = sizeOf(shape);
-      if (shared.length < n) shared = new Float32Array(n);
-      return shared.subarray(0, n);
-    };
-  }
-  const next = mulberry32(opts.seed ?? 0);
-  const uniform = () => (next() + 0.5) / 4294967296;
-  return (name, shape) => {
-    const data = new Float32Array(sizeOf(shape));
-    if (isNormWeight(name)) data.fill(1);
-    else if ((opts.init ?? 'normal') === 'normal' && !isBias(name)) {
-      // Box-Muller pairs: N(0, std).
-      for (let i = 0; i < data.length; i += 2) {
-        const r = Math.sqrt(-2 * Math.log(uniform())) * std;
-        const a = 2 * Math.PI * uniform();
-        data[i] = r * Math.cos(a);
-        if (i + 1 < data.length) data[i + 1] = r * Math.sin(a);
-      }
-    }
-    return data;
-  };
-}
-
-/**
- * The parameter shapes of a config.json object (by `model_type`), as its architecture's weight
- * map expects them; throws InputError for a config the architecture's parser refuses.
+ * The parameter shapes of a config.json object (its architecture's entry, ./architectures.ts), as
+ * its weight map expects them; throws InputError for a config the architecture's parser refuses.
  */
 export function parameterShapesOfConfig(config: Readonly<Record<string, unknown>>): Map<string, number[]> {
-  const raw = { ...config };
-  switch (raw.model_type) {
-    case 'bert':
-      return bertParameterShapes(parseBertConfig(raw, 'config'));
-    case 'llama':
-      return llamaParameterShapes(parseLlamaConfig(raw, 'config'));
-    case 'opt':
-      return optParameterShapes(parseOptConfig(raw, 'config'));
-    default:
-      throw new InputError(`config model_type ${JSON.stringify(raw.model_type)}: modelFromConfig builds 'bert', 'llama' and 'opt'`);
-  }
+  return architectureOfConfig(config).parameterShapes(config);
 }
 
 /** The number of parameters a config.json object describes (the tied LM head counted once). */
 export function parameterCountOfConfig(config: Readonly<Record<string, unknown>>): number {
-  let n = 0;
-  for (const shape of parameterShapesOfConfig(config).values()) n += sizeOf(shape);
-  return n;
+  return parameterCount(parameterShapesOfConfig(config));
 }
 
 /**
- * A BERT, LLaMA or OPT model (by `model_type`) built from a config.json object, with no
- * checkpoint. Throws InputError for a config the architecture's parser refuses.
+ * A model of any registered architecture (by `model_type`: BERT, LLaMA, OPT, RanNet, ...) built
+ * from a config.json object, with no checkpoint (./initial-weights.ts). Throws InputError for a
+ * config the architecture's parser refuses.
  */
-export function modelFromConfig(config: Readonly<Record<string, unknown>>, opts: ModelFromConfigOptions = {}): BertModel | LlamaModel | OptModel {
+export function modelFromConfig(config: Readonly<Record<string, unknown>>, opts: ModelFromConfigOptions = {}): TextModel {
   if (opts.init !== undefined && opts.init !== 'zeros' && opts.init !== 'normal') throw new UnknownNameError('initialisation', String(opts.init), ['zeros', 'normal']);
-  const raw = { ...config };
-  const type = raw.model_type;
-  // HF's standard deviation of the initial weights: initializer_range (BERT, LLaMA), init_std (OPT).
-  const std = typeof raw.initializer_range === 'number' ? raw.initializer_range : typeof raw.init_std === 'number' ? raw.init_std : 0.02;
+  const arch = architectureOfConfig(config);
   const frozenBase = opts.frozenBase ? checkFrozenBaseSpec(opts.frozenBase) : undefined;
-  if (type === 'bert') {
-    if (frozenBase) throw new InputError(`a ${frozenBase.format} frozen base is for a decoder's linear layers (LLaMA, OPT), not BERT`);
-    const cfg = parseBertConfig(raw, 'config');
-    return new BertModel(cfg, new LazyWeights(bertParameterShapes(cfg), valueMaker(opts, std)), opts.dropoutSeed ?? 0);
-  }
-  if (type === 'llama') {
-    const cfg = parseLlamaConfig(raw, 'config');
-    return new LlamaModel(cfg, new LazyWeights(llamaParameterShapes(cfg), valueMaker(opts, std)), opts.dropoutSeed ?? 0, frozenBase);
-  }
-  if (type === 'opt') {
-    const cfg = parseOptConfig(raw, 'config');
-    return new OptModel(cfg, new LazyWeights(optParameterShapes(cfg), valueMaker(opts, std)), opts.dropoutSeed ?? 0, frozenBase);
-  }
-  throw new InputError(`config model_type ${JSON.stringify(type)}: modelFromConfig builds 'bert', 'llama' and 'opt'`);
+  if (frozenBase && !arch.frozenBase) throw new InputError(`a ${frozenBase.format} frozen base is for a decoder's linear layers (${frozenBaseArchitectures().join(', ')}), not ${arch.name}`);
+  return arch.fromConfig(config, { init: opts.init, seed: opts.seed, dropoutSeed: opts.dropoutSeed, frozenBase });
 }

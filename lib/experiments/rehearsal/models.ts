@@ -8,25 +8,26 @@
  * for real when its training state fits this machine comfortably, else on the shape-only backend
  * (lib/backend/shape-only), which holds no values at all.
  *
- * Tokenizers: bert-base-uncased's WordPiece from the shared folder (models/bert-base-uncased-tokenizer);
- * for LLaMA-2, whose SentencePiece tokenizer is not on this machine, GPT-2's byte-level BPE
- * (models/gpt2-tokenizer, left padding) counts the tokens — a 50k vocabulary against LLaMA-2's 32k,
- * so its counts are close, not equal; texts are cut at the recipe's max length either way. Its ids
- * are folded into the decoder's vocabulary (id mod vocab_size): the counts and shapes stay GPT-2's,
- * and the embedding lookup stays in range. OPT tokenizes with GPT-2's BPE itself (plus its `</s>`
- * BOS), so its counts are exact.
+ * Tokenizers: each architecture's registry entry names the one that counts its tokens here
+ * (lib/models/architecture.ts `rehearsalTokenizer`, over the shared folder's models/): BERT's and
+ * RanNet's from bert-base-uncased's WordPiece; for LLaMA-2, whose SentencePiece tokenizer is not on
+ * this machine, GPT-2's byte-level BPE (models/gpt2-tokenizer, left padding) — a 50k vocabulary
+ * against LLaMA-2's 32k, so its counts are close, not equal; texts are cut at the recipe's max
+ * length either way. Its ids are folded into the decoder's vocabulary (id mod vocab_size): the
+ * counts and shapes stay GPT-2's, and the embedding lookup stays in range. OPT tokenizes with
+ * GPT-2's BPE itself (plus its `</s>` BOS), so its counts are exact. Parameter counts and the
+ * random models come from the entry too (lib/models/model-from-config.ts).
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { locateSharedDir } from '../../config.js';
 import { loadModel } from '../../models/auto.js';
 import type { FrozenBaseSpec } from '../../models/frozen-base.js';
+import { architectureOfConfig } from '../../models/architectures.js';
+import type { RehearsalTokenizer } from '../../models/architecture.js';
 import { KNOWN_CONFIGS, modelFromConfig, parameterCountOfConfig, type KnownModel } from '../../models/model-from-config.js';
-import { HfTokenizer } from '../../models/tokenizers/hf.js';
-import { ranTokenizer } from '../../models/tokenizers/ran-wordpiece.js';
-import { ranModelFromConfig, ranParameterCount } from '../../models/ran/from-config.js';
 import { RAN_BASE_ASSUMED_CONFIG, RAN_BASE_ID } from '../../models/ran/ran-base.js';
-import type { BatchOptions, EncodedText, LoadedModel, TextModel, TextTokenizer, TokenBatch } from '../../models/types.js';
+import type { LoadedModel, TextModel, TextTokenizer } from '../../models/types.js';
 import { InputError, UnavailableError } from '../../util/errors.js';
 
 /** Bytes of training state per parameter in fp32 (weights, gradients, AdamW's two moments). */
@@ -47,86 +48,15 @@ export interface RehearsalModelSpec {
   instantiated: string;
 }
 
-function parametersOf(config: Readonly<Record<string, unknown>>): number {
-  // RanNet (AnglE-RAN's RAN_base): counted from its parameter shapes.
-  if (config.model_type === 'rannet') return ranParameterCount(config);
-  // OPT (ffn_dim, projections, learned positions): counted from its parameter shapes.
-  if (config.model_type === 'opt') return parameterCountOfConfig(config);
-  // Built shape-only by the caller when it matters; here from the config's arithmetic.
-  const h = Number(config.hidden_size);
-  const layers = Number(config.num_hidden_layers);
-  const inter = Number(config.intermediate_size);
-  const vocab = Number(config.vocab_size);
-  if (config.model_type === 'bert') {
-    const pos = Number(config.max_position_embeddings);
-    const types = Number(config.type_vocab_size ?? 2);
-    return (vocab + pos + types) * h + 2 * h + layers * (4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h) + h * h + h;
-  }
-  return vocab * h * (config.tie_word_embeddings ? 1 : 2) + layers * (4 * h * h + 3 * h * inter + 2 * h) + h;
-}
-
 function sharedModelDir(name: string): string | undefined {
   const shared = locateSharedDir();
   const dir = shared ? join(shared.path, 'models', name) : undefined;
   return dir && existsSync(dir) ? dir : undefined;
 }
 
-/** A tokenizer whose ids are folded into a smaller vocabulary: the same lengths, ids in [0, vocab). */
-class FoldedTokenizer implements TextTokenizer {
-  constructor(
-    private readonly inner: TextTokenizer,
-    private readonly vocab: number,
-  ) {}
-  get padId(): number {
-    return this.inner.padId % this.vocab;
-  }
-  get padSide(): 'right' | 'left' {
-    return this.inner.padSide;
-  }
-  encode(text: string, pair?: string | null, maxLength?: number): EncodedText {
-    const e = this.inner.encode(text, pair, maxLength);
-    return { ...e, ids: e.ids.map((id) => id % this.vocab) };
-  }
-  encodeBatch(inputs: Array<string | [string, string]>, opts?: BatchOptions): TokenBatch {
-    return this.folded(this.inner.encodeBatch(inputs, opts));
-  }
-  pad(rows: EncodedText[], opts?: BatchOptions): TokenBatch {
-    return this.folded(this.inner.pad(rows, opts));
-  }
-  /** The inner tokenizer's text of the ids (a folded id decodes as the lower id it became: another word, the same count). */
-  decode(ids: readonly number[]): string {
-    if (!this.inner.decode) throw new Error('the rehearsal tokenizer cannot decode');
-    return this.inner.decode(ids);
-  }
-  private folded(b: TokenBatch): TokenBatch {
-    return { ...b, inputIds: b.inputIds.map((id) => id % this.vocab) };
-  }
-}
-
-/** The tokenizer a config's rehearsal counts tokens with (see the file comment). */
-export function rehearsalTokenizer(config: Readonly<Record<string, unknown>>): { tokenizer: TextTokenizer; note: string } {
-  if (config.model_type === 'rannet') {
-    // RAN_base's own vocab.txt is in its zip; bert-base-uncased's (the assumed vocabulary) counts its tokens, with RanNet's rules (no [CLS]).
-    const dir = sharedModelDir('bert-base-uncased-tokenizer');
-    if (!dir) throw new UnavailableError("the rehearsal's RanNet tokenizer reads the shared folder's models/bert-base-uncased-tokenizer/vocab.txt, which is not here");
-    return { tokenizer: ranTokenizer(dir), note: "RanNet's WordPiece over bert-base-uncased's vocab.txt" };
-  }
-  if (config.model_type === 'bert') {
-    const dir = sharedModelDir('bert-base-uncased-tokenizer');
-    if (!dir) throw new UnavailableError("the rehearsal's BERT tokenizer is the shared folder's models/bert-base-uncased-tokenizer, which is not here");
-    return { tokenizer: HfTokenizer.fromDir(dir), note: "bert-base-uncased's tokenizer" };
-  }
-  const dir = sharedModelDir('gpt2-tokenizer');
-  if (!dir) throw new UnavailableError("the rehearsal counts a decoder's tokens with the shared folder's models/gpt2-tokenizer, which is not here");
-  if (config.model_type === 'opt') {
-    // OPT's tokenizer is GPT-2's byte-level BPE (its vocab.json numbers the same tokens in another
-    // order) with `</s>` as BOS and pad 1: the counts are OPT's exactly, the ids GPT-2's.
-    const bos = Number(config.bos_token_id ?? 2);
-    const pad = Number(config.pad_token_id ?? 1);
-    return { tokenizer: new FoldedTokenizer(HfTokenizer.fromDir(dir, { padSide: 'left', padId: pad, bosId: bos }), Number(config.vocab_size)), note: "GPT-2's BPE with OPT's BOS: OPT's token counts" };
-  }
-  const gpt2 = HfTokenizer.fromDir(dir, { padSide: 'left', padId: 0 });
-  return { tokenizer: new FoldedTokenizer(gpt2, Number(config.vocab_size)), note: "GPT-2's BPE counting LLaMA-2's tokens" };
+/** The tokenizer a config's rehearsal counts tokens with (its architecture's entry; see the file comment). */
+export function rehearsalTokenizer(config: Readonly<Record<string, unknown>>): RehearsalTokenizer {
+  return architectureOfConfig(config).rehearsalTokenizer(config, sharedModelDir);
 }
 
 /**
@@ -143,7 +73,7 @@ export async function rehearsalModel(id: string): Promise<RehearsalModelSpec> {
     // RAN_base's config.json was not reachable: its assumed one (lib/models/ran/ran-base.ts).
     const config = id === RAN_BASE_ID ? RAN_BASE_ASSUMED_CONFIG : (KNOWN_CONFIGS as Record<string, Readonly<Record<string, unknown>>>)[id as KnownModel];
     if (!config) throw new UnavailableError(`${id} cannot be loaded here (${(e as Error).message.split('\n')[0]}) and is not a config the rehearsal knows (${Object.keys(KNOWN_CONFIGS).join(', ')})`);
-    const parameters = parametersOf(config);
+    const parameters = parameterCountOfConfig(config);
     const shapeOnly = parameters * TRAINING_BYTES_PER_PARAMETER > REAL_LIMIT_BYTES;
     const { tokenizer, note } = rehearsalTokenizer(config);
     const assumed = id === RAN_BASE_ID ? ' (ASSUMED shapes: D 768, 7 layers, 12 x 64 heads, window 256 / 16; only the 86M parameters are the paper\'s)' : '';
@@ -157,7 +87,7 @@ export async function rehearsalModel(id: string): Promise<RehearsalModelSpec> {
  * run does (lib/models/frozen-base.ts), so the float32 model is never held.
  */
 export async function instantiate(spec: RehearsalModelSpec, seed = 0, frozenBase?: FrozenBaseSpec): Promise<TextModel> {
-  if (spec.config) return spec.config.model_type === 'rannet' ? ranModelFromConfig(spec.config, { seed }) : modelFromConfig(spec.config, { init: 'normal', seed, frozenBase });
+  if (spec.config) return modelFromConfig(spec.config, { init: 'normal', seed, frozenBase });
   return (await loadModel(spec.id, { frozenBase })).model;
 }
 
