@@ -20,6 +20,7 @@ import { embedInBatches } from './batches.js';
 import { chooseInferenceEngine, type ChooseEngineOptions, type InferenceEngineChoice } from './engines/choose.js';
 import type { InferenceEngine } from './engines/types.js';
 import { needsHiddenStates, needsPoolerOutput, parsePooling, pool, readsFirstTokenOnly, readsPaddingPositions, type Pooling } from './pooling.js';
+import { poolingModuleOf } from './pooling-module.js';
 import { SentenceTransformerEncoder } from './sentence-transformer-encoder.js';
 import { checkTruncation, truncateColumns, type EmbeddingTruncation } from './truncation.js';
 import type { EncodeOptions, Embeddings, SentenceEncoder } from './types.js';
@@ -28,7 +29,7 @@ import type { EncodeOptions, Embeddings, SentenceEncoder } from './types.js';
 export type EncoderModel = Pick<LoadedModel, 'model' | 'tokenizer' | 'sentenceEmbedding'>;
 
 export interface EncoderOptions {
-  /** Pooling strategy or its paper name (default `cls`). */
+  /** Pooling strategy or its paper name (default: the model's pooling module, ./pooling-module.ts). */
   pooling?: Pooling | string;
   /** Truncation length in tokens, special tokens included (default: the model's max positions). */
   maxLength?: number;
@@ -121,7 +122,8 @@ export class MultiPoolingEmbedder {
 /**
  * A SentenceEncoder with one pooling strategy. Without a `pooling` option, a model loaded from a
  * sentence-transformers folder is encoded as that folder says (its `sentenceEmbedding`: pooling,
- * dense layers, normalisation, its max length unless `maxLength` is given); any other model with `cls`.
+ * dense layers, normalisation, its max length unless `maxLength` is given); any other model with its
+ * architecture's default (the model's pooling module, ./pooling-module.ts: BERT cls, decoders last).
  */
 export class PooledSentenceEncoder implements SentenceEncoder {
   /** Our pooling strategy, or 'sentence-transformers' when the model folder's own pipeline is used. */
@@ -133,7 +135,8 @@ export class PooledSentenceEncoder implements SentenceEncoder {
   private readonly folderDim?: number;
 
   constructor(m: EncoderModel, opts: EncoderOptions = {}) {
-    if (opts.pooling === undefined && m.sentenceEmbedding) {
+    const module = opts.pooling === undefined ? poolingModuleOf(m) : undefined;
+    if (module?.applies === 'sentence-transformers') {
       this.pooling = 'sentence-transformers';
       this.folderPipeline = new SentenceTransformerEncoder(m, opts);
       if (opts.truncate?.layer !== undefined && opts.truncate.layer !== m.model.numLayers) {
@@ -142,7 +145,7 @@ export class PooledSentenceEncoder implements SentenceEncoder {
       // As sentence-transformers' truncate_dim: the first k components of the pipeline's output.
       this.folderDim = checkTruncation({ dim: opts.truncate?.dim }, m.model.numLayers, this.folderPipeline.dim).dim;
     } else {
-      this.pooling = parsePooling(opts.pooling ?? 'cls');
+      this.pooling = parsePooling(opts.pooling ?? module!.applies);
       this.embedder = new MultiPoolingEmbedder(m, opts);
     }
   }

@@ -5,6 +5,7 @@
  */
 export { POOLING_STRATEGIES, parsePooling, pool, needsHiddenStates, needsPoolerOutput, type Pooling, type PoolingInput } from './pooling.js';
 export { PooledSentenceEncoder, MultiPoolingEmbedder, sharedPoolingEncoders, type EncoderOptions, type EncoderModel } from './encoder.js';
+export { poolingModuleOf, type PoolingModule } from './pooling-module.js';
 export { chooseInferenceEngine, parseEngineChoice, INFERENCE_ENGINE_CHOICES, OnnxEngine, TfjsEngine, loadOnnxInferenceModel, OnnxInferenceModel, type InferenceEngine, type InferenceEngineChoice, type EngineOutput, type OnnxInferenceLoadOptions } from './engines/index.js';
 export { cosineSimilarityMatrix } from './similarity.js';
 export { row, type Embeddings, type SentenceEncoder, type EncodeOptions } from './types.js';

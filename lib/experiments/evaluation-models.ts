@@ -14,6 +14,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { envConfig } from '../config.js';
 import { PooledSentenceEncoder } from '../embed/encoder.js';
+import { poolingModuleOf } from '../embed/pooling-module.js';
 import { parsePooling } from '../embed/pooling.js';
 import type { SentenceEncoder } from '../embed/types.js';
 import { isHubId } from '../hub/index.js';
@@ -84,7 +85,8 @@ export async function openModelEntry(entry: ModelEntry, opts: OpenModelOptions =
     throw e;
   }
   const own = entry.pooling ?? released?.pooling;
-  const pooling = own !== undefined ? parsePooling(own) : loaded.sentenceEmbedding ? 'sentence-transformers' : 'cls';
+  // The model's pooling module where the entry names none: a folder's own modules, else its architecture's default.
+  const pooling = own !== undefined ? parsePooling(own) : poolingModuleOf(loaded).applies;
   const encoder = new PooledSentenceEncoder(loaded, {
     ...(pooling !== 'sentence-transformers' ? { pooling } : {}),
     ...(entry.maxLength !== undefined ? { maxLength: entry.maxLength } : {}),
@@ -125,7 +127,7 @@ export function modelEntriesTable(entries: readonly ModelEntry[], caption = 'Mod
     rows: entries.map((e) => [
       e.label,
       e.model,
-      e.pooling ?? RELEASED_CHECKPOINTS.find((c) => c.id === e.model)?.pooling ?? "(the folder's own, else cls)",
+      e.pooling ?? RELEASED_CHECKPOINTS.find((c) => c.id === e.model)?.pooling ?? "(the folder's own, else its architecture's)",
       e.paperRow ?? '(off the table)',
       e.note ?? '',
     ]),

@@ -30,6 +30,7 @@ import { SENTEVAL_STS_COLUMNS } from '../eval/senteval-sts-evaluator.js';
 import { GenerationError } from '../llm/generation-error.js';
 import { OpenAIEmbeddingsClient } from '../llm/openai-embeddings-client.js';
 import { servedModels } from '../llm/served-models.js';
+import { embeddingWidthOfConfig } from '../models/architectures.js';
 import { KNOWN_CONFIGS } from '../models/model-from-config.js';
 import type { LoadedModel } from '../models/types.js';
 import type { PaperTable } from '../paper/types.js';
@@ -169,11 +170,11 @@ export async function evaluatePromptRows(
   return out;
 }
 
-/** The width of a known model's embeddings (OPT: word_embed_proj_dim), to check every vector an endpoint sends. */
+/** The width of a known model's embeddings (its architecture's entry: OPT's word_embed_proj_dim), to check every vector an endpoint sends. */
 function embeddingWidth(model: string): number | undefined {
   const c = (KNOWN_CONFIGS as Record<string, Readonly<Record<string, unknown>>>)[model];
   if (!c) return undefined;
-  return Number(c.model_type === 'opt' ? c.word_embed_proj_dim : c.hidden_size);
+  return embeddingWidthOfConfig(c);
 }
 
 function firstLine(e: unknown): string {

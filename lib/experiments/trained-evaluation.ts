@@ -15,6 +15,7 @@ import type { SentenceEncoder } from '../embed/types.js';
 import { addLora } from '../models/adapters/lora.js';
 import { loadLoraAdapter, saveLoraAdapter } from '../models/adapters/peft.js';
 import type { AdaptableModel } from '../models/adapters/types.js';
+import { defaultPoolingOf } from '../models/architectures.js';
 import { loadModel } from '../models/auto.js';
 import type { LoadedModel } from '../models/types.js';
 import type { PaperCell } from '../report/run-record.js';
@@ -63,7 +64,8 @@ export function suiteSettings(ev: Pick<SuiteEvaluation, 'pooling' | 'sentevalBat
 
 /** The decoder encoder of a prompt evaluation: last token of each prompt, left padding. */
 export function promptEncoder(m: LoadedModel, ev: { pooling?: string; maxLength?: number; prompt?: SuiteEvaluation['prompt'] }): SentenceEncoder {
-  const inner = new PooledSentenceEncoder(m, { pooling: ev.pooling ?? 'last', maxLength: Math.min(ev.maxLength ?? m.model.maxPositions, m.model.maxPositions), batchSize: 16 });
+  // The decoder's own pooling (its architecture's registry entry: last) where the evaluation names none.
+  const inner = new PooledSentenceEncoder(m, { pooling: ev.pooling ?? defaultPoolingOf(m.model.architecture), maxLength: Math.min(ev.maxLength ?? m.model.maxPositions, m.model.maxPositions), batchSize: 16 });
   return ev.prompt ? promptedEncoder(inner, ev.prompt) : inner;
 }
 

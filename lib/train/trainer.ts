@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import { tf } from '../backend/index.js';
 import { parseTrainingPrecision, withTrainingPrecision, type TrainingPrecision } from '../backend/training-precision.js';
 import { PooledSentenceEncoder } from '../embed/encoder.js';
+import { poolingModuleOf } from '../embed/pooling-module.js';
 import { parsePooling, type Pooling } from '../embed/pooling.js';
 import type { EvaluationResult, Evaluator } from '../eval/evaluator.js';
 import type { LoadedModel } from '../models/types.js';
@@ -50,7 +51,7 @@ import { optimizerStep, type StepContext } from './training-step.js';
 
 export interface TrainerConfig {
   objective: ObjectiveConfig;
-  /** Pooling of the sentence embedding (default cls). */
+  /** Pooling of the sentence embedding (default: the model's pooling module, lib/embed/pooling-module.ts: its architecture's, BERT cls). */
   pooling?: Pooling | string;
   /** Token limit per text, special tokens included. */
   maxLength: number;
@@ -265,7 +266,7 @@ export class Trainer {
     const warmupSteps = c.warmupSteps ?? (c.warmupFraction !== undefined ? warmupStepsFromFraction(c.warmupFraction, totalSteps) : 0);
     const schedule: ScheduleConfig = { name: c.schedule ?? 'linear', lr: c.lr, warmupSteps, totalSteps, warmupStart: c.warmupStart };
     checkSchedule(schedule);
-    this.resolved = { pooling: parsePooling(c.pooling ?? 'cls'), accumulation, totalSteps, stepsPerEpoch, schedule, seed };
+    this.resolved = { pooling: parsePooling(c.pooling ?? this.defaultPooling()), accumulation, totalSteps, stepsPerEpoch, schedule, seed };
   }
 
   private bindObjective(): BoundObjective {
@@ -304,6 +305,13 @@ export class Trainer {
     const h = createHash('sha256');
     for (const e of this.o.train.items) h.update(JSON.stringify(e, ['a', 'b', 'label', 'anchor', 'positive', 'negative', 'text'])).update('\n');
     return h.digest('hex');
+  }
+
+  /** The model's own pooling where the config names none: a folder's pooling module when it is one of ours, else its architecture's default. */
+  private defaultPooling(): Pooling {
+    const module = poolingModuleOf(this.o.model);
+    if (!module.pooling) throw new InputError("the model folder's sentence-transformers modules are none of our poolings: name the training's pooling (config.pooling)");
+    return module.pooling;
   }
 
   private encoderForEval(): PooledSentenceEncoder {

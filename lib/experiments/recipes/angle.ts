@@ -27,6 +27,7 @@
  * - README at fcb6223 (angle-llama-7b-nli-20231027) and examples/NLI/README.md at 1c5515b (issue
  *   #85): quoted in NLI below.
  */
+import { ANGLE_TABLE4_POOLING_ROWS, parsePooling, poolingSlug, type Pooling } from '../../embed/pooling.js';
 import { ANGLE_LLAMA_TEMPLATE } from '../../embed/prompt-encoder.js';
 import type { ObjectiveConfig } from '../../train/objective.js';
 import { task, type TaskName } from '../tasks.js';
@@ -118,14 +119,8 @@ export const TABLE4_OBJECTIVES: ReadonlyArray<{ row: string; weights: { cosine: 
   { row: 'only angle', weights: { cosine: 0, ibn: 0, angle: 1 } },
 ];
 
-/** AnglE Table 4 (lower): the pooling strategies, as the paper names them and as ours. */
-export const TABLE4_POOLINGS: ReadonlyArray<{ row: string; pooling: string }> = [
-  { row: 'cls', pooling: 'cls' },
-  { row: 'cls-last-avg', pooling: 'cls_avg' },
-  { row: 'last-avg', pooling: 'avg' },
-  { row: 'last-max', pooling: 'max' },
-  { row: 'first-last-avg', pooling: 'first_last_avg' },
-];
+/** AnglE Table 4 (lower): the pooling strategies, as the paper names them (the pooling alias table's rows) and as ours. */
+export const TABLE4_POOLINGS: ReadonlyArray<{ row: string; pooling: Pooling }> = ANGLE_TABLE4_POOLING_ROWS.map((row) => ({ row, pooling: parsePooling(row) }));
 
 function angleLoss(r: Recipe) {
   if (r.config.objective.name !== 'angle') throw new Error(`recipe ${r.name} is expected to train the 'angle' objective`);
@@ -157,11 +152,12 @@ export function angleStsbWithIsp(on: boolean): Recipe {
 }
 
 /** The STS-B AnglE recipe with another pooling (Table 4's pooling rows). */
-export function angleStsbWithPooling(row: string, pooling: string): Recipe {
+export function angleStsbWithPooling(row: string, name: Pooling | string): Recipe {
   const r = angleBert('stsb');
+  const pooling = parsePooling(name);
   return {
     ...r,
-    name: `angle-stsb-${pooling.replace(/_/g, '-')}`,
+    name: `angle-stsb-${poolingSlug(pooling)}`,
     title: `AnglE-BERT on STS-B, ${row} pooling (AnglE Table 4)`,
     config: { ...r.config, pooling },
     sources: { ...r.sources, pooling: `AnglE Table 4 row '${row}'` },
