@@ -7,6 +7,7 @@
 import { tf } from '../backend/index.js';
 import type { EncodedText, LoadedModel, ModelOutput, TokenBatch } from '../models/types.js';
 import { Progress } from '../util/progress.js';
+import { forwardToLayer } from './engines/tfjs-engine.js';
 import type { InferenceEngine } from './engines/types.js';
 
 /** What a head gets for one batch; tensors are disposed after the heads run. */
@@ -29,6 +30,8 @@ export interface BatchLoopOptions {
   firstTokenOnly?: boolean;
   /** The heads read the states at padding slots (EngineRunOptions). */
   padPositions?: boolean;
+  /** Stop after this many layers: the heads' lastHiddenState is hidden_states[layers] (EngineRunOptions). */
+  layers?: number;
   /** Progress line label, and whether to show it. */
   label: string;
   progress: boolean;
@@ -47,9 +50,10 @@ export async function embedInBatches(
   for (let s = 0; s < order.length; s += o.batchSize) {
     const idx = order.slice(s, s + o.batchSize);
     const batch = m.tokenizer.pad(idx.map((i) => encoded[i]));
-    const computed = o.engine ? await o.engine.run(batch, { hiddenStates: o.hiddenStates, firstTokenOnly: o.firstTokenOnly, padPositions: o.padPositions }) : undefined;
+    const runOpts = { hiddenStates: o.hiddenStates, firstTokenOnly: o.firstTokenOnly, padPositions: o.padPositions, ...(o.layers !== undefined ? { layers: o.layers } : {}) };
+    const computed = o.engine ? await o.engine.run(batch, runOpts) : undefined;
     const rows = tf.tidy(() => {
-      const output = computed ?? m.model.forward(batch, { training: false, outputHiddenStates: o.hiddenStates });
+      const output = computed ?? forwardToLayer(m.model, batch, runOpts);
       const mask = tf.tensor2d(batch.attentionMask, [batch.batch, batch.seqLen], 'int32');
       return heads({ output, mask, batch });
     });

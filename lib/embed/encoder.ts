@@ -99,18 +99,18 @@ export class MultiPoolingEmbedder {
         batchSize: this.batchSize,
         dims: poolings.map(() => dim),
         // The engines return the pooler output alongside the hidden states (the ONNX graph has it
-        // only in that variant), so `cls_pooler` asks for them too; so does a truncated layer.
-        hiddenStates: layered || poolings.some((p) => needsHiddenStates(p) || needsPoolerOutput(p)),
-        firstTokenOnly: !layered && poolings.every((p) => readsFirstTokenOnly(p, this.m.tokenizer.padSide)),
+        // only in that variant), so `cls_pooler` asks for them too. A truncated layer is a cut:
+        // the engine stops there (the ONNX graph ends at that layer) and returns it as the last.
+        hiddenStates: poolings.some((p) => needsHiddenStates(p) || needsPoolerOutput(p)),
+        ...(layered ? { layers: this.truncation.layer } : {}),
+        firstTokenOnly: poolings.every((p) => readsFirstTokenOnly(p, this.m.tokenizer.padSide)),
         padPositions: poolings.some(readsPaddingPositions),
         label: `embedding (${poolings.join(', ')})`,
         progress: opts.progress ?? texts.length >= (this.opts.progressThreshold ?? 2000),
       },
       ({ output, mask }) =>
         poolings.map((p) => {
-          const states = layered ? output.hiddenStates?.[this.truncation.layer] : output.lastHiddenState;
-          if (!states) throw new InputError(`the inference engine returned no hidden state ${this.truncation.layer}`);
-          const v = pool(p, { lastHiddenState: states, hiddenStates: output.hiddenStates, poolerOutput: output.poolerOutput, attentionMask: mask, padSide: this.m.tokenizer.padSide });
+          const v = pool(p, { lastHiddenState: output.lastHiddenState, hiddenStates: output.hiddenStates, poolerOutput: output.poolerOutput, attentionMask: mask, padSide: this.m.tokenizer.padSide });
           // Width truncation keeps the first `dim` components (angle_emb's outputs[:, :k]).
           return dim === width ? v : tf.tidy(() => tf.slice(v, [0, 0], [v.shape[0], dim]) as tf.Tensor2D);
         }),

@@ -89,11 +89,13 @@ export interface GraphVariant {
   inputs: OnnxInputLayout;
   hiddenStates: boolean;
   rows: 'all' | 'first';
+  /** The graph ends after this many layers (EngineRunOptions.layers); absent: every layer. */
+  layers?: number;
 }
 
 /** A stable key of a variant (the engines keep one loaded graph per key). */
 export function variantKey(v: GraphVariant): string {
-  return `${v.inputs}:${v.hiddenStates ? 'hidden' : 'last'}:${v.rows}`;
+  return `${v.inputs}:${v.hiddenStates ? 'hidden' : 'last'}:${v.rows}${v.layers !== undefined ? `:layers${v.layers}` : ''}`;
 }
 
 /**
@@ -102,7 +104,9 @@ export function variantKey(v: GraphVariant): string {
  */
 export function graphVariant(packedAvailable: boolean, opts: EngineRunOptions, packed: PackedBatch | undefined): GraphVariant {
   const usePacked = packedAvailable && !opts.padPositions && packed !== undefined && packed.firstSlotsReal;
-  return { inputs: usePacked ? 'packed' : 'padded', hiddenStates: opts.hiddenStates, rows: usePacked && opts.firstTokenOnly && !opts.hiddenStates ? 'first' : 'all' };
+  // A graph cut at layer 0 has no layer whose rows the first-token variant could restrict.
+  const first = usePacked && opts.firstTokenOnly && !opts.hiddenStates && opts.layers !== 0;
+  return { inputs: usePacked ? 'packed' : 'padded', hiddenStates: opts.hiddenStates, rows: first ? 'first' : 'all', ...(opts.layers !== undefined ? { layers: opts.layers } : {}) };
 }
 
 /** An input a padded graph takes (own ONNX files may take int32). */

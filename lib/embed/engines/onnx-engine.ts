@@ -22,7 +22,7 @@ import { DEFAULT_EXTERNAL_DATA_ABOVE, encodeOnnxModel } from '../../models/onnx/
 import type { TextModel, TokenBatch } from '../../models/types.js';
 import type { OrtModule } from './onnx-runtime.js';
 import { engineOutput, graphVariant, outputNames, packBatch, packedFeeds, paddedFeeds, variantKey, type GraphVariant, type PaddedInput } from './graph-feeds.js';
-import type { EngineOutput, EngineRunOptions, InferenceEngine } from './types.js';
+import { cutBelowTop, type EngineOutput, type EngineRunOptions, type InferenceEngine } from './types.js';
 
 const PADDED_INPUTS: PaddedInput[] = [ONNX_INPUTS.inputIds, ONNX_INPUTS.attentionMask, ONNX_INPUTS.tokenTypeIds].map((name) => ({ name, type: 'int64' as const }));
 
@@ -97,7 +97,7 @@ export class OnnxEngine implements InferenceEngine {
   }
 
   private async load(v: GraphVariant): Promise<LoadedGraph> {
-    const options: OnnxExportOptions = { hiddenStates: v.hiddenStates, fused: v.inputs === 'packed', ...(v.rows === 'first' ? { rows: 'first' as const } : {}) };
+    const options: OnnxExportOptions = { hiddenStates: v.hiddenStates, fused: v.inputs === 'packed', ...(v.rows === 'first' ? { rows: 'first' as const } : {}), ...(v.layers !== undefined ? { layers: v.layers } : {}) };
     // In memory the weights are inline, in one protobuf message, which cannot pass 2 GiB (BERT-large
     // in float32 is 1.3 GB); a larger model goes through the disk cache, which writes external data.
     const bytes = [...this.model.params.values()].reduce((n, p) => n + 4 * p.size, 0);
@@ -135,7 +135,7 @@ export class OnnxEngine implements InferenceEngine {
   async run(batch: TokenBatch, opts: EngineRunOptions): Promise<EngineOutput> {
     // the fused graph takes packed tokens; a batch it cannot take runs on the standard graph
     const packed = this.fused ? packBatch(batch) : undefined;
-    const v = graphVariant(this.fused, opts, packed);
+    const v = graphVariant(this.fused, cutBelowTop(opts, this.model.numLayers), packed);
     const { session, graph } = await this.graph(v);
     const { ort } = this.runtime;
     const feeds = v.inputs === 'packed' ? packedFeeds(ort, batch, packed!, session.inputNames) : paddedFeeds(ort, batch, PADDED_INPUTS);

@@ -18,7 +18,7 @@ import type { TokenBatch } from '../../models/types.js';
 import { InputError, UnavailableError } from '../../util/errors.js';
 import type { OrtModule } from './onnx-runtime.js';
 import { engineOutput, graphVariant, outputNames, packBatch, packedFeeds, paddedFeeds, variantKey, type GraphVariant, type PaddedInput } from './graph-feeds.js';
-import type { EngineOutput, EngineRunOptions, InferenceEngine } from './types.js';
+import { cutBelowTop, type EngineOutput, type EngineRunOptions, type InferenceEngine } from './types.js';
 
 type Session = Awaited<ReturnType<OrtModule['InferenceSession']['create']>>;
 
@@ -50,6 +50,8 @@ export interface OnnxFileEngineOptions {
   threads?: number;
   /** Hidden size the model declares (config.json): a graph whose output says otherwise is refused. */
   hiddenSize?: number;
+  /** Layers the model declares (config.json): a cut at this depth is the full graph. */
+  numLayers?: number;
   /** Extra ONNX Runtime session options (e.g. a saved optimised model path in tests). */
   sessionOptions?: Record<string, unknown>;
 }
@@ -165,9 +167,9 @@ export class OnnxFileEngine implements InferenceEngine {
 
   async run(batch: TokenBatch, opts: EngineRunOptions): Promise<EngineOutput> {
     const packed = this.source.packed ? packBatch(batch) : undefined;
-    const v = graphVariant(this.source.packed, opts, packed);
+    const v = graphVariant(this.source.packed, cutBelowTop(opts, this.opts.numLayers ?? Infinity), packed);
     const g = await this.graph(v);
-    if (!g) throw new UnavailableError(`this model's ONNX graph (${this.source.what}) has only the last hidden state: poolings that need every layer's hidden states or the pooler output (first_last_avg, cls_pooler) cannot run on it`);
+    if (!g) throw new UnavailableError(`this model's ONNX graph (${this.source.what}) has only the last hidden state: poolings that need every layer's hidden states or the pooler output (first_last_avg, cls_pooler), and a truncated layer, cannot run on it`);
     const { ort } = this.runtime;
     const feeds = v.inputs === 'packed' ? packedFeeds(ort, batch, packed!, g.session.inputNames) : paddedFeeds(ort, batch, g.inputs);
     const outputs = { lastHiddenState: g.lastHiddenState, hiddenStates: g.file.hiddenStates, poolerOutput: g.file.poolerOutput };

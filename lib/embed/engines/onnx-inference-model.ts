@@ -190,7 +190,8 @@ export async function loadOnnxInferenceModel(idOrPath: string, opts: OnnxInferen
     files = [file, ...(existsSync(data) ? [data] : []), ...moduleFiles];
     parameterCount = NaN;
     const graph: OnnxGraphFile = { path: file };
-    source = { what: `its own ONNX file ${OWN_ONNX_FILE}`, packed: false, graph: async (v) => (v.hiddenStates ? undefined : graph) };
+    // A model's own file computes every layer and outputs the last: no hidden states, no cut.
+    source = { what: `its own ONNX file ${OWN_ONNX_FILE}`, packed: false, graph: async (v) => (v.hiddenStates || v.layers !== undefined ? undefined : graph) };
   } else {
     const exporter = onnxExporterFor(architecture);
     if (!exporter) throw new UnavailableError(`no ONNX exporter for '${architecture}' models (there is one for ${ONNX_ARCHITECTURES.join(', ')}), and the folder has no ${OWN_ONNX_FILE}`);
@@ -213,6 +214,7 @@ export async function loadOnnxInferenceModel(idOrPath: string, opts: OnnxInferen
           hiddenStates: v.hiddenStates,
           fused: v.inputs === 'packed',
           ...(v.rows === 'first' ? { rows: 'first' as const } : {}),
+          ...(v.layers !== undefined ? { layers: v.layers } : {}),
           ...(opts.quantize ? { quantize: opts.quantize } : {}),
         };
         const alias = onnxGraphAliasKey(exporter, exportOpts, configText, sha);
@@ -232,7 +234,7 @@ export async function loadOnnxInferenceModel(idOrPath: string, opts: OnnxInferen
       },
     };
   }
-  const engine = new OnnxFileEngine(source, runtime, { threads: opts.threads, hiddenSize, sessionOptions: opts.sessionOptions });
+  const engine = new OnnxFileEngine(source, runtime, { threads: opts.threads, hiddenSize, numLayers, sessionOptions: opts.sessionOptions });
   // a bad own file, or a model the exporter cannot take, fails here, naming it, not at the first batch
   await engine.prepare();
   const model = new OnnxInferenceModel(architecture, hiddenSize, numLayers, maxPositions, engine, parameterCount, source.what);

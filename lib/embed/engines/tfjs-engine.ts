@@ -92,11 +92,27 @@ export class TfjsEngine implements InferenceEngine {
   }
 
   private forward(batch: TokenBatch, opts: EngineRunOptions): EngineOutput {
-    const o = this.model.forward(batch, { training: false, outputHiddenStates: opts.hiddenStates });
-    return { lastHiddenState: o.lastHiddenState, hiddenStates: o.hiddenStates, poolerOutput: o.poolerOutput };
+    return forwardToLayer(this.model, batch, opts);
   }
 
   async dispose(): Promise<void> {}
+}
+
+/**
+ * The model's own forward pass as an engine returns it, cut at `opts.layers` where that is below
+ * the top: the tfjs forward has no early exit, so it computes every layer and keeps
+ * hidden_states[layers] (the ONNX engines export a graph that ends there instead).
+ */
+export function forwardToLayer(model: Pick<TextModel, 'forward' | 'numLayers'>, batch: TokenBatch, opts: EngineRunOptions): EngineOutput {
+  const cut = opts.layers !== undefined && opts.layers < model.numLayers ? opts.layers : undefined;
+  const o = model.forward(batch, { training: false, outputHiddenStates: opts.hiddenStates || cut !== undefined });
+  if (cut === undefined) return { lastHiddenState: o.lastHiddenState, hiddenStates: o.hiddenStates, poolerOutput: o.poolerOutput };
+  const states = o.hiddenStates[cut];
+  if (!states) throw new InputError(`the model returned ${o.hiddenStates.length} hidden states, none at layer ${cut}`);
+  const hiddenStates = opts.hiddenStates ? o.hiddenStates.slice(0, cut + 1) : [];
+  const kept = new Set<tf.Tensor>([states, ...hiddenStates]);
+  tf.dispose([o.lastHiddenState, ...o.hiddenStates, ...(o.poolerOutput ? [o.poolerOutput] : [])].filter((t) => !kept.has(t)));
+  return { lastHiddenState: states, hiddenStates };
 }
 
 /** Rows [from, to) of a padded batch, at the batch's padded length. */

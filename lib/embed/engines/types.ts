@@ -24,6 +24,13 @@ export interface EngineRunOptions {
    * as AnglE's legacy code did): an engine that skips padding must compute them this time.
    */
   padPositions?: boolean;
+  /**
+   * Stop after this many transformer layers (0 = the embedding output; a truncated encoder,
+   * ../truncation.ts): lastHiddenState is then hidden_states[layers] and hiddenStates, when asked
+   * for, holds hidden_states[0..layers]; no pooler output. An engine computes no layer above the
+   * cut where it can (the ONNX engines export a graph that ends there). Default: every layer.
+   */
+  layers?: number;
 }
 
 /** What an engine returns for a batch: tfjs tensors the caller owns (and disposes). */
@@ -34,6 +41,13 @@ export interface EngineOutput {
   hiddenStates: tf.Tensor3D[];
   /** BERT's pooler output, where the model has one and the engine computes it with hidden states. */
   poolerOutput?: tf.Tensor2D;
+}
+
+/** `opts` without a `layers` that keeps every one of `numLayers` layers (the full graph, not a cut one of the same depth). */
+export function cutBelowTop(opts: EngineRunOptions, numLayers: number): EngineRunOptions {
+  if (opts.layers === undefined || opts.layers < numLayers) return opts;
+  const { layers: _all, ...rest } = opts;
+  return rest;
 }
 
 export interface InferenceEngine {

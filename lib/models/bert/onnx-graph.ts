@@ -51,7 +51,21 @@ export function bertOnnxGraph(model: BertModel, opts: OnnxExportOptions): Export
   if (extra.length) throw new Error(`the BERT ONNX graph has no place for parameters ${extra.join(', ')}`);
   if (opts.quantize && !opts.fused) throw new Error('int8 quantisation is available for the fused BERT graph only (fused: true)');
   if (opts.rows === 'first' && !opts.fused) throw new Error("rows: 'first' is available for the fused BERT graph only (fused: true)");
+  graphLayers(model, opts);
   return opts.fused ? fusedBertGraph(model, opts) : standardBertGraph(model, opts);
+}
+
+/**
+ * How many layers the graph computes (`opts.layers`, default all): a truncated encoder's graph
+ * ends at its layer, so the layers above it cost nothing. The first-token variant needs a layer
+ * to restrict, so it cannot come with 0 layers.
+ */
+function graphLayers(model: BertModel, opts: OnnxExportOptions): number {
+  const n = model.config.numLayers;
+  const layers = opts.layers ?? n;
+  if (!Number.isInteger(layers) || layers < 0 || layers > n) throw new Error(`layers: expected an integer in 0..${n} (the BERT graph's layers), got ${opts.layers}`);
+  if (layers === 0 && opts.rows === 'first') throw new Error("rows: 'first' restricts the last computed layer; a graph of 0 layers has none");
+  return layers;
 }
 
 /** Reads a parameter's values (the graph's initializers reference them, no copy). */
@@ -121,9 +135,10 @@ function standardBertGraph(model: BertModel, opts: OnnxExportOptions): ExportedO
   const scale = g.scalar('attention_scale', 1 / Math.sqrt(D));
 
   const hidden: string[] = [];
-  const last = cfg.numLayers - 1;
-  if (opts.hiddenStates) hidden.push(toStates(h, 'hidden_state_0'));
-  for (let l = 0; l < cfg.numLayers; l++) {
+  const layers = graphLayers(model, opts);
+  const last = layers - 1;
+  if (opts.hiddenStates && layers > 0) hidden.push(toStates(h, 'hidden_state_0'));
+  for (let l = 0; l < layers; l++) {
     const p = `encoder.layer.${l}.`;
     const split = (x: string, perm: number[]) => g.op('Transpose', [g.op('Reshape', [x, headsShape])], { perm: { ints: perm } });
     const q = split(linear(h, `${p}attention.self.query`), [0, 2, 1, 3]);
@@ -141,7 +156,7 @@ function standardBertGraph(model: BertModel, opts: OnnxExportOptions): ExportedO
   if (opts.hiddenStates) hidden.push(lastHiddenState);
 
   let poolerOutput: string | undefined;
-  if (opts.hiddenStates && model.hasPooler) {
+  if (opts.hiddenStates && model.hasPooler && layers === cfg.numLayers) {
     const first = g.op('Gather', [lastHiddenState, g.constant('first_token', BigInt64Array.of(0n), [])], { axis: { i: 1 } });
     poolerOutput = g.op('Tanh', [linear(first, 'pooler.dense')], {}, { output: 'pooler_output' });
   }
@@ -155,7 +170,7 @@ function standardBertGraph(model: BertModel, opts: OnnxExportOptions): ExportedO
     opsets: { '': 17 },
     producer: 'angle-notebooks lib/models/bert/onnx-graph.ts',
     producerVersion: String(BERT_ONNX_EXPORTER_VERSION),
-    docString: `BERT encoder: ${cfg.numLayers} layers, hidden ${H}, ${heads} heads, intermediate ${cfg.intermediateSize}, ${cfg.hiddenAct}`,
+    docString: `BERT encoder: ${layers === cfg.numLayers ? cfg.numLayers : `the first ${layers} of ${cfg.numLayers}`} layers, hidden ${H}, ${heads} heads, intermediate ${cfg.intermediateSize}, ${cfg.hiddenAct}`,
   });
   return { model: model_, inputs: 'padded', rows: 'all', lastHiddenState, hiddenStates: hidden, poolerOutput };
 }
@@ -243,7 +258,9 @@ function fusedBertGraph(model: BertModel, opts: OnnxExportOptions): ExportedOnnx
   const padIndex = g.input(PACKED_INPUTS.padIndex, ONNX_DTYPE.int64, ['batch', 'sequence']);
   const unpadIndex = g.input(PACKED_INPUTS.unpadIndex, ONNX_DTYPE.int64, ['tokens']);
   const mask = g.input(PACKED_INPUTS.attentionMask, ONNX_DTYPE.int32, ['batch', 'sequence']);
-  const firstIndex = rows === 'first' || (opts.hiddenStates && model.hasPooler) ? g.input(PACKED_INPUTS.firstIndex, ONNX_DTYPE.int64, ['batch']) : undefined;
+  const layers = graphLayers(model, opts);
+  const withPooler = opts.hiddenStates && model.hasPooler && layers === cfg.numLayers;
+  const firstIndex = rows === 'first' || withPooler ? g.input(PACKED_INPUTS.firstIndex, ONNX_DTYPE.int64, ['batch']) : undefined;
 
   const sum = g.op('Add', [
     g.op('Add', [g.op('Gather', [weight('embeddings.word_embeddings.weight'), ids]), g.op('Gather', [weight('embeddings.position_embeddings.weight'), positions])]),
@@ -257,10 +274,10 @@ function fusedBertGraph(model: BertModel, opts: OnnxExportOptions): ExportedOnnx
   const attention = (q: string, k: string, v: string): string => g.op('MultiHeadAttention', [q, k, v, '', mask], { num_heads: { i: cfg.numHeads } }, { domain: ms });
 
   const hidden: string[] = [];
-  const last = cfg.numLayers - 1;
+  const last = layers - 1;
   const identity = (x: string, output: string) => g.op('Identity', [x], {}, { output });
-  if (opts.hiddenStates) hidden.push(identity(h, 'hidden_state_0'));
-  for (let l = 0; l < cfg.numLayers; l++) {
+  if (opts.hiddenStates && layers > 0) hidden.push(identity(h, 'hidden_state_0'));
+  for (let l = 0; l < layers; l++) {
     const p = `encoder.layer.${l}.`;
     // Q, K, V weights side by side as one [H, 3H] matrix, biases as one [3H] vector
     const qkvW = new Float32Array(H * 3 * H);
@@ -297,7 +314,7 @@ function fusedBertGraph(model: BertModel, opts: OnnxExportOptions): ExportedOnnx
   if (opts.hiddenStates) hidden.push(lastHiddenState);
 
   let poolerOutput: string | undefined;
-  if (opts.hiddenStates && model.hasPooler) {
+  if (withPooler) {
     const first = g.op('Gather', [h, firstIndex!]);
     poolerOutput = g.op('Tanh', [g.op('Gemm', [first, weight('pooler.dense.weight'), weight('pooler.dense.bias')], { transB: { i: 1 } })], {}, { output: 'pooler_output' });
   }
@@ -309,7 +326,7 @@ function fusedBertGraph(model: BertModel, opts: OnnxExportOptions): ExportedOnnx
     opsets: { '': 17, [ms]: 1 },
     producer: 'angle-notebooks lib/models/bert/onnx-graph.ts',
     producerVersion: String(BERT_ONNX_EXPORTER_VERSION),
-    docString: `BERT encoder on packed tokens (ONNX Runtime operators${int8 ? ', int8 dynamic quantisation' : ''}${rows === 'first' ? ", last layer for each sequence's first token" : ''}): ${cfg.numLayers} layers, hidden ${H}, ${cfg.numHeads} heads, intermediate ${I}, ${cfg.hiddenAct}`,
+    docString: `BERT encoder on packed tokens (ONNX Runtime operators${int8 ? ', int8 dynamic quantisation' : ''}${rows === 'first' ? ", last layer for each sequence's first token" : ''}): ${layers === cfg.numLayers ? cfg.numLayers : `the first ${layers} of ${cfg.numLayers}`} layers, hidden ${H}, ${cfg.numHeads} heads, intermediate ${I}, ${cfg.hiddenAct}`,
   });
   return { model: onnx, inputs: 'packed', rows, lastHiddenState, hiddenStates: hidden, poolerOutput };
 }

@@ -41,6 +41,13 @@ export interface OnnxExportOptions {
    * hiddenStates only.
    */
   rows?: 'all' | 'first';
+  /**
+   * The graph ends after this many transformer layers (0..numLayers; 0 = the embedding output):
+   * its last_hidden_state is hidden_states[layers], the layers above are not in the graph (a
+   * truncated encoder, lib/embed/truncation.ts, computes nothing it drops); no pooler output
+   * below the last layer. Default every layer.
+   */
+  layers?: number;
 }
 
 /** The input layout of an exported graph (see the file comment). */
