@@ -50,6 +50,8 @@ const OPTIONS = {
   pooling: { type: 'string', value: '<name>', help: `the pooling the folder computes: ${POOLING_STRATEGIES.join(', ')} (batch-dependent ones are refused)`, default: "a run's recorded pooling; required with --model" },
   'max-length': { type: 'string', value: '<n>', help: 'max_seq_length: tokens per text, special tokens included (also tokenizer_config model_max_length)', default: "a run's recorded maxLength, else the model's max positions" },
   normalize: { type: 'boolean', help: 'append a Normalize module (unit-length embeddings; cosine scores unchanged)' },
+  'truncate-layer': { type: 'string', value: '<n>', help: "keep the first n transformer layers (angle_emb's truncate_layer; an Espresso/ESE model's shallow layers): config.json num_hidden_layers, their weights and the ONNX graph end there", default: 'every layer' },
+  'truncate-dim': { type: 'string', value: '<n>', help: "keep the first n components of each embedding (angle_emb's embedding_size, sentence-transformers' truncate_dim): a Dense [I 0] module after the pooling, before Normalize", default: 'the full width' },
   onnx: { type: 'boolean', help: 'also write onnx/model.onnx (the transformer as ONNX: transformers.js, ONNX Runtime)' },
   name: { type: 'string', value: '<name>', help: 'the model name in the card', default: 'the --out folder name' },
   results: { type: 'string', value: '<dir>', help: 'the results folder searched for evaluations of the exported weights', default: "the run's results folder; with --model ANGLE_RESULTS_DIR, else results/" },
@@ -72,6 +74,8 @@ interface Plan {
   source: RunSource | { kind: 'model'; model: string };
   pooling?: Pooling;
   maxLength?: number;
+  /** --truncate-layer / --truncate-dim (checked against the model once it is loaded). */
+  truncate?: { layer?: number; dim?: number };
   adapter: boolean;
   resultsDir: string;
 }
@@ -81,6 +85,13 @@ function integer(name: string, v: string | undefined): number | undefined {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${name} expects a positive integer, got '${v}'`);
   return n;
+}
+
+/** --truncate-layer (0 is refused: an export keeps at least one layer) and --truncate-dim, as given. */
+function truncation(v: Values): Plan['truncate'] {
+  const layer = integer('truncate-layer', v['truncate-layer']);
+  const dim = integer('truncate-dim', v['truncate-dim']);
+  return layer === undefined && dim === undefined ? undefined : { ...(layer !== undefined ? { layer } : {}), ...(dim !== undefined ? { dim } : {}) };
 }
 
 function checkPooling(p: string): Pooling {
@@ -103,15 +114,16 @@ function plan(argv: string[]): Plan | undefined {
   const out = resolve(v.out);
   checkExportTarget(out, v.overwrite);
   const maxLength = integer('max-length', v['max-length']);
+  const truncate = truncation(v);
   if (v.model !== undefined) {
     if (v.pooling === undefined) throw new UsageError(`--pooling is required with --model: one of ${POOLING_STRATEGIES.join(', ')}`);
     if (v['base-model'] !== undefined) throw new UsageError('--base-model applies to a LoRA --run only');
-    return { v, out, name: v.name ?? basename(out), source: { kind: 'model', model: v.model }, pooling: checkPooling(v.pooling), maxLength, adapter: false, resultsDir: resolve(v.results ?? envConfig().resultsDir) };
+    return { v, out, name: v.name ?? basename(out), source: { kind: 'model', model: v.model }, pooling: checkPooling(v.pooling), maxLength, ...(truncate ? { truncate } : {}), adapter: false, resultsDir: resolve(v.results ?? envConfig().resultsDir) };
   }
   const source = runSource(v.run!);
   const adapter = source.best.trainable === 'subset';
   if (adapter) {
-    const encoderFlags = (['pooling', 'max-length', 'normalize', 'onnx'] as const).filter((k) => v[k] !== undefined);
+    const encoderFlags = (['pooling', 'max-length', 'normalize', 'onnx', 'truncate-layer', 'truncate-dim'] as const).filter((k) => v[k] !== undefined);
     if (encoderFlags.length) throw new UsageError(`--${encoderFlags[0]} does not apply to a LoRA run (it exports PEFT adapters, not a sentence-transformers folder)`);
   } else if (v['base-model'] !== undefined) {
     throw new UsageError('--base-model applies to a LoRA run only (this run trained the whole model)');
@@ -119,7 +131,7 @@ function plan(argv: string[]): Plan | undefined {
   const recorded = source.run.record.config as { pooling?: unknown; maxLength?: unknown };
   const pooling = adapter ? undefined : checkPooling(v.pooling ?? (typeof recorded.pooling === 'string' ? recorded.pooling : 'cls'));
   const length = adapter ? undefined : (maxLength ?? (typeof recorded.maxLength === 'number' ? recorded.maxLength : undefined));
-  return { v, out, name: v.name ?? basename(out), source, pooling, maxLength: length, adapter, resultsDir: resolve(v.results ?? source.resultsDir) };
+  return { v, out, name: v.name ?? basename(out), source, pooling, maxLength: length, ...(truncate ? { truncate } : {}), adapter, resultsDir: resolve(v.results ?? source.resultsDir) };
 }
 
 /** The command line that made the folder, with portable paths (the card is published). */
@@ -159,7 +171,8 @@ function notesFor(p: Plan): string[] {
 }
 
 async function exportEncoder(p: Plan, m: LoadedModel, argv: string[]): Promise<{ files: string[]; skipped: string[]; results: number }> {
-  const spec = sentenceTransformerSpec(m.model, { pooling: p.pooling!, maxLength: p.maxLength, normalize: p.v.normalize });
+  const spec = sentenceTransformerSpec(m.model, { pooling: p.pooling!, maxLength: p.maxLength, normalize: p.v.normalize, truncate: p.truncate });
+  const layers = p.truncate?.layer ?? m.model.numLayers;
   const evaluations = evaluationsOf(p.resultsDir, m.weightsSha256);
   const mteb = mtebShipment(evaluations, p.resultsDir);
   const training = p.source.kind === 'run' ? cardTraining(p.source.run, p.source.resultsDir) : undefined;
@@ -177,7 +190,7 @@ async function exportEncoder(p: Plan, m: LoadedModel, argv: string[]): Promise<{
       title: 'transformers.js (onnx/model.onnx)',
       language: 'js',
       code: `import { env, pipeline } from '@huggingface/transformers';\n\nenv.localModelPath = 'path/to/'; // the folder that holds ${p.name}/\nenv.allowRemoteModels = false;\nconst extractor = await pipeline('feature-extraction', '${p.name}', { dtype: 'fp32' });\nconst embeddings = await extractor(['A man is playing a guitar.', 'Someone plays an instrument.'], { pooling: '${jsPooling}', normalize: ${p.v.normalize ? 'true' : 'false'} });`,
-      note: `transformers.js pools the ONNX graph's last_hidden_state itself; \`pooling: '${jsPooling}'\` is this model's \`${p.pooling}\`.`,
+      note: `transformers.js pools the ONNX graph's last_hidden_state itself; \`pooling: '${jsPooling}'\` is this model's \`${p.pooling}\`.${p.truncate?.dim !== undefined ? ` Its pipeline has no truncate_dim: keep the first ${p.truncate.dim} components of each pooled vector yourself (pool without normalize, slice, then normalize if you want unit vectors).` : ''}`,
     });
   } else if (p.v.onnx) {
     usage.push({
@@ -192,10 +205,10 @@ async function exportEncoder(p: Plan, m: LoadedModel, argv: string[]): Promise<{
     library: 'sentence-transformers',
     ...(m.source === 'hub' ? { baseModelHubId: m.id } : training && !/^(shared|project|local):/.test(training.startedFrom.id) ? { baseModelHubId: training.startedFrom.id } : {}),
     model: [
-      ['architecture', `${m.model.architecture} (BertModel), ${m.model.numLayers} layers, hidden size ${m.model.hiddenSize}, ${parameterCount(m).toLocaleString('en-US')} parameters`],
+      ['architecture', `${m.model.architecture} (BertModel), ${layers < m.model.numLayers ? `the first ${layers} of its ${m.model.numLayers} layers (--truncate-layer)` : `${m.model.numLayers} layers`}, hidden size ${m.model.hiddenSize}, ${parameterCount(m).toLocaleString('en-US')} parameters`],
       ['pooling', `\`${p.pooling}\` (AnglE's name) → ${spec.steps.map(describeStep).join(' → ')}`],
       ['max_seq_length', String(spec.maxSeqLength)],
-      ['embedding dimension', String(sentenceEmbeddingDim(spec, m.model.hiddenSize))],
+      ['embedding dimension', `${sentenceEmbeddingDim(spec, m.model.hiddenSize)}${p.truncate?.dim !== undefined ? ' (the first components: --truncate-dim)' : ''}`],
       ['similarity', 'cosine'],
       ['weights sha256', `\`${m.weightsSha256}\``],
       ['weights from', p.source.kind === 'run' ? `best dev checkpoint of run \`${p.source.run.record.runId}\` (step ${p.source.best.step}, ${p.source.best.metric} ${p.source.best.value.toFixed(4)})` : `\`${portableModelRef(p.source.model)}\``],
@@ -209,7 +222,7 @@ async function exportEncoder(p: Plan, m: LoadedModel, argv: string[]): Promise<{
     exportedBy: commandLine(argv),
   };
   const files: Record<string, string | Uint8Array> = { 'README.md': modelCardMarkdown(card), ...mteb.files };
-  const written = await exportSentenceTransformer(p.out, m, { pooling: p.pooling!, maxLength: p.maxLength, normalize: p.v.normalize, onnx: p.v.onnx, overwrite: p.v.overwrite, files });
+  const written = await exportSentenceTransformer(p.out, m, { pooling: p.pooling!, maxLength: p.maxLength, normalize: p.v.normalize, onnx: p.v.onnx, overwrite: p.v.overwrite, truncate: p.truncate, files });
   return { files: written.files, skipped: mteb.skipped, results: results.length };
 }
 

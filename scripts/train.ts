@@ -44,7 +44,8 @@ function helpRecipe(argv: string[]): Recipe {
 
 function options(r: Recipe) {
   const c = r.config;
-  const loss = c.objective.name === 'angle' ? (c.objective.loss ?? {}) : {};
+  const loss = c.objective.name === 'angle' || c.objective.name === 'ese' ? (c.objective.loss ?? {}) : {};
+  const ese = c.objective.name === 'ese' ? c.objective : undefined;
   const src = (k: string) => (r.sources[k] ? ` (${r.sources[k]})` : '');
   const from = (v: unknown, k: string) => `${typeof v === 'object' ? JSON.stringify(v) : String(v)}${src(k)}`;
   return {
@@ -56,7 +57,10 @@ function options(r: Recipe) {
     data: { type: 'string', value: '<dir>', help: 'the local data root', default: 'ANGLE_DATA_DIR, else <shared>/data, else the Hub cache' },
     backend: { type: 'string', value: '<name>', help: 'cpu, wasm, cuda, tensorflow, or auto (cuda when its addon loads, else wasm, else cpu)', default: "ANGLE_BACKEND, else the preset's (smoke: wasm, paper: auto), else cpu" },
     objective: { type: 'string', value: '<name>', help: OBJECTIVE_NAMES.join(', '), default: from(c.objective.name, 'objective') },
-    weights: { type: 'string', value: 'cosine=1,ibn=1,angle=1', help: 'AnglE objective weights', default: from(loss.weights ?? 'the paper preset', 'objective.loss.weights') },
+    'ese-compression-size': { type: 'string', value: '<k>', help: "Espresso (--objective ese): the leading width every layer is trained at (angle_emb's --ese_compression_size; at most the hidden size)", default: ese ? from(ese.compressionSize ?? 128, 'objective') : '128 (the library default) with --objective ese' },
+    'ese-kl-temperature': { type: 'string', value: '<T>', help: "Espresso: the KL temperature of the compression term; 0 leaves its MSE only (angle_emb's --ese_kl_temperature)", default: ese ? from(ese.klTemperature ?? 1, 'objective') : '1.0 with --objective ese' },
+    'ese-pca': { type: 'string', value: 'on|off', help: "Espresso: add the PCA compression targets (angle_emb's apply_ese_pca)", default: ese ? from(ese.pca ?? true ? 'on' : 'off', 'objective.pca') : 'on with --objective ese' },
+    weights: { type: 'string', value: 'cosine=1,ibn=1,angle=1', help: 'AnglE objective weights (also the base objective of --objective ese)', default: from(loss.weights ?? 'the paper preset', 'objective.loss.weights') },
     taus: { type: 'string', value: 'cosine=20,ibn=20,angle=1', help: 'AnglE objective scales (20 = temperature 0.05)', default: from(loss.taus ?? 'the paper preset', 'objective.loss.taus') },
     'ibn-positives': { type: 'string', value: '<rule>', help: "which pairs in-batch negatives treat as positives: binary (labels 0/1), angle-int (AnglE code's int cast), threshold=<t> (label >= t)", default: from(loss.ibnPositives ?? 'binary', 'objective.loss.ibnPositives') },
     duplicates: { type: 'string', value: '<mode>', help: `identical sentences in a batch (ISP): ${DUPLICATE_HANDLINGS.join(', ')}`, default: from(loss.duplicates ?? 'ignore', 'objective.loss.duplicates') },
@@ -153,7 +157,16 @@ function flagOverrides(r: Recipe, v: Values): RecipeOverrides {
   const objectiveName = v.objective ?? r.config.objective.name;
   if (!(OBJECTIVE_NAMES as readonly string[]).includes(objectiveName)) throw new UnknownNameError('objective', objectiveName, OBJECTIVE_NAMES);
   const angleFlags = (['weights', 'taus', 'ibn-positives', 'duplicates'] as const).filter((k) => v[k] !== undefined);
-  if (objectiveName !== 'angle' && angleFlags.length > 0) throw new UsageError(`--${angleFlags[0]} applies to the angle objective only, not '${objectiveName}'`);
+  if (objectiveName !== 'angle' && objectiveName !== 'ese' && angleFlags.length > 0) throw new UsageError(`--${angleFlags[0]} applies to the angle objective (and ese's base objective) only, not '${objectiveName}'`);
+  const eseFlags = (['ese-compression-size', 'ese-kl-temperature', 'ese-pca'] as const).filter((k) => v[k] !== undefined);
+  if (objectiveName !== 'ese' && eseFlags.length > 0) throw new UsageError(`--${eseFlags[0]} applies to the Espresso objective only (--objective ese), not '${objectiveName}'`);
+  const pca = v['ese-pca'];
+  if (pca !== undefined && pca !== 'on' && pca !== 'off') throw new UnknownNameError('--ese-pca value', pca, ['on', 'off']);
+  const eseSettings = {
+    ...(v['ese-compression-size'] !== undefined ? { compressionSize: number('ese-compression-size', v['ese-compression-size'], true) } : {}),
+    ...(v['ese-kl-temperature'] !== undefined ? { klTemperature: number('ese-kl-temperature', v['ese-kl-temperature']) } : {}),
+    ...(pca !== undefined ? { pca: pca === 'on' } : {}),
+  };
   const duplicates = v.duplicates as DuplicateHandling | undefined;
   if (duplicates !== undefined && !DUPLICATE_HANDLINGS.includes(duplicates)) throw new UnknownNameError('--duplicates mode', duplicates, DUPLICATE_HANDLINGS);
   const loss = {
@@ -162,8 +175,18 @@ function flagOverrides(r: Recipe, v: Values): RecipeOverrides {
     ...(v['ibn-positives'] ? { ibnPositives: ibnPositives(v['ibn-positives']) } : {}),
     ...(duplicates ? { duplicates } : {}),
   };
-  if (objectiveName !== r.config.objective.name) o.objective = { name: objectiveName } as RecipeOverrides['objective'];
-  else if (Object.keys(loss).length > 0) o.objective = { loss } as RecipeOverrides['objective'];
+  // --objective ese on an AnglE recipe trains Espresso over that recipe's AnglE loss (angle_emb's
+  // --apply_ese wraps the trainer's own loss the same way); the loss flags then change that loss.
+  const baseLoss = objectiveName === 'ese' && r.config.objective.name === 'angle' ? (r.config.objective.loss ?? {}) : {};
+  const base = baseLoss as { weights?: object; taus?: object };
+  const switchedLoss = {
+    ...baseLoss,
+    ...loss,
+    ...(loss.weights ? { weights: { ...base.weights, ...loss.weights } } : {}),
+    ...(loss.taus ? { taus: { ...base.taus, ...loss.taus } } : {}),
+  };
+  if (objectiveName !== r.config.objective.name) o.objective = { name: objectiveName, ...(Object.keys(switchedLoss).length > 0 ? { loss: switchedLoss } : {}), ...eseSettings } as RecipeOverrides['objective'];
+  else if (Object.keys(loss).length > 0 || Object.keys(eseSettings).length > 0) o.objective = { ...(Object.keys(loss).length > 0 ? { loss } : {}), ...eseSettings } as RecipeOverrides['objective'];
   const set = <K extends keyof RecipeOverrides>(k: K, x: RecipeOverrides[K] | undefined) => {
     if (x !== undefined) o[k] = x;
   };
