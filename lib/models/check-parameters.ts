@@ -26,6 +26,22 @@ export interface FitParametersOptions {
 }
 
 /**
+ * A checkpoint's tensors under the architecture's names: `canonical` renames one, or returns
+ * undefined for a tensor the model does not keep (a recomputed buffer, a tied head); two tensors
+ * for one parameter are an InputError naming the file.
+ */
+export function byCanonicalName<T>(tensors: ReadonlyMap<string, T>, canonical: (name: string) => string | undefined, file: string): Map<string, T> {
+  const found = new Map<string, T>();
+  for (const [name, t] of tensors) {
+    const c = canonical(name);
+    if (c === undefined) continue;
+    if (found.has(c)) throw new InputError(`checkpoint has two tensors for parameter '${c}' (e.g. '${name}')`, { file });
+    found.set(c, t);
+  }
+  return found;
+}
+
+/**
  * The expected parameters, taken from `found` (renamed tensors of a checkpoint); an InputError
  * listing every missing, mismatched and unexpected tensor when they do not fit.
  */

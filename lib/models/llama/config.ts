@@ -9,6 +9,7 @@
  * and rope_scaling absent, `default` or `linear`. Anything else is refused by name.
  */
 import { InputError, UnknownNameError } from '../../util/errors.js';
+import { decoderConfigFields } from '../decoder/config-fields.js';
 
 /** config.json model_types this decoder implements. */
 export const LLAMA_MODEL_TYPES: readonly string[] = ['llama'];
@@ -42,36 +43,9 @@ const REQUIRED = ['vocab_size', 'hidden_size', 'intermediate_size', 'num_hidden_
 
 /** Checks a parsed config.json against what this decoder implements and reads its numbers. */
 export function parseLlamaConfig(raw: unknown, file = 'config.json'): LlamaConfig {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new InputError('expected a JSON object', { file });
-  const c = raw as Record<string, unknown>;
-  const where = { file };
-  const modelType = c.model_type;
-  if (typeof modelType !== 'string') throw new InputError(`'model_type' must be a string (one of ${LLAMA_MODEL_TYPES.join(', ')}), found ${JSON.stringify(modelType)}`, where);
-  if (!LLAMA_MODEL_TYPES.includes(modelType)) throw new UnknownNameError('decoder model_type', modelType, LLAMA_MODEL_TYPES, where);
-  if (c.architectures !== undefined && c.architectures !== null) {
-    if (!Array.isArray(c.architectures)) throw new InputError(`'architectures' must be a list, found ${JSON.stringify(c.architectures)}`, where);
-    for (const a of c.architectures) {
-      if (typeof a !== 'string' || !LLAMA_ARCHITECTURES.includes(a)) throw new UnknownNameError('LLaMA architecture', String(a), LLAMA_ARCHITECTURES, where);
-    }
-  }
-  const positiveInt = (k: string): number => {
-    const v = c[k];
-    if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0) throw new InputError(`'${k}' must be a positive integer, found ${JSON.stringify(v)}`, where);
-    return v;
-  };
+  const fields = decoderConfigFields(raw, file, { name: 'LLaMA', modelTypes: LLAMA_MODEL_TYPES, architectures: LLAMA_ARCHITECTURES });
+  const { raw: c, where, positiveInt, number: num, tokenId } = fields;
   for (const k of REQUIRED) positiveInt(k);
-  const num = (k: string, dflt: number, ok: (v: number) => boolean, expected: string): number => {
-    const v = c[k];
-    if (v === undefined || v === null) return dflt;
-    if (typeof v !== 'number' || !Number.isFinite(v) || !ok(v)) throw new InputError(`'${k}' must be ${expected}, found ${JSON.stringify(v)}`, where);
-    return v;
-  };
-  const tokenId = (k: string): number | null => {
-    const v = c[k];
-    if (v === undefined || v === null) return null;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw new InputError(`'${k}' must be a token id (integer >= 0) or null, found ${JSON.stringify(v)}`, where);
-    return v;
-  };
   const act = c.hidden_act ?? 'silu';
   if (act !== 'silu' && act !== 'swish') throw new UnknownNameError('hidden_act', String(act), ['silu'], where);
   for (const k of ['attention_bias', 'mlp_bias']) {
@@ -105,12 +79,7 @@ export function parseLlamaConfig(raw: unknown, file = 'config.json'): LlamaConfi
     headDim = positiveInt('head_dim');
   }
   if (headDim % 2 !== 0) throw new InputError(`the head dimension ${headDim} must be even (rotary embeddings rotate pairs)`, where);
-  const eos = c.eos_token_id;
-  let eosTokenId: number[];
-  if (eos === undefined || eos === null) eosTokenId = [];
-  else if (Array.isArray(eos) && eos.every((x) => Number.isInteger(x) && x >= 0)) eosTokenId = eos as number[];
-  else if (typeof eos === 'number' && Number.isInteger(eos) && eos >= 0) eosTokenId = [eos];
-  else throw new InputError(`'eos_token_id' must be a token id, a list of them or null, found ${JSON.stringify(eos)}`, where);
+  const eosTokenId = fields.tokenIds('eos_token_id', []);
   const tie = c.tie_word_embeddings ?? false;
   if (typeof tie !== 'boolean') throw new InputError(`'tie_word_embeddings' must be true or false, found ${JSON.stringify(tie)}`, where);
   return {
@@ -127,9 +96,9 @@ export function parseLlamaConfig(raw: unknown, file = 'config.json'): LlamaConfi
     ropeLinearScale,
     tieWordEmbeddings: tie,
     attentionDropout: num('attention_dropout', 0, (v) => v >= 0 && v < 1, 'a number in [0, 1)'),
-    bosTokenId: tokenId('bos_token_id'),
+    bosTokenId: tokenId('bos_token_id', null),
     eosTokenId,
-    padTokenId: tokenId('pad_token_id'),
+    padTokenId: tokenId('pad_token_id', null),
   };
 }
 

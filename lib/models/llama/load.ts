@@ -15,14 +15,15 @@
  * `loadLlama` is the HF branch in the shape lib/models/auto.ts calls architectures with;
  * `loadLlamaModel` takes either layout and returns a LoadedModel with the weights' identity.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { InputError } from '../../util/errors.js';
 import { HfTokenizer } from '../tokenizers/hf.js';
 import { Llama2cTokenizer } from '../tokenizers/llama2c.js';
 import type { LoadedModel, TextTokenizer } from '../types.js';
 import type { FrozenBaseSpec } from '../frozen-base.js';
-import { lazyTensors, openWeights, weightFiles as findWeightFiles, weightsSha256 } from '../weight-files.js';
+import { localDecoder, readConfigJson, withLazyWeights } from '../decoder/load.js';
+import { weightFiles as findWeightFiles } from '../weight-files.js';
 import { parseLlamaConfig } from './config.js';
 import { findLlama2cFiles, readLlama2cCheckpoint } from './llama2c-checkpoint.js';
 import { LlamaModel } from './model.js';
@@ -45,14 +46,8 @@ export function loadLlama(
 ): { model: LlamaModel; tokenizer: TextTokenizer } {
   const config = parseLlamaConfig(rawConfig, configFile);
   const tokenizer = HfTokenizer.fromDir(dir);
-  // Tensor by tensor: the constructor reads each weight as it makes its variable or its stored base.
-  const reader = openWeights(weightFiles);
-  try {
-    const weights = mapLlamaWeights(config, lazyTensors(reader), weightFiles.join(', '));
-    return { model: new LlamaModel(config, weights, opts.dropoutSeed ?? 0, opts.frozenBase), tokenizer };
-  } finally {
-    reader.close();
-  }
+  const model = withLazyWeights(weightFiles, (tensors, source) => new LlamaModel(config, mapLlamaWeights(config, tensors, source), opts.dropoutSeed ?? 0, opts.frozenBase));
+  return { model, tokenizer };
 }
 
 /** A llama2.c checkpoint and its tokenizer.bin (BOS prepended by default, as run.c). */
@@ -74,20 +69,12 @@ export async function loadLlamaModel(dir: string, opts: LlamaLoadOptions = {}): 
   if (!existsSync(abs)) throw new InputError('model directory does not exist', { file: abs });
   const configPath = join(abs, 'config.json');
   if (existsSync(configPath)) {
-    let raw: unknown;
-    try {
-      raw = JSON.parse(readFileSync(configPath, 'utf8'));
-    } catch (e) {
-      throw new InputError(`model config is not readable JSON: ${(e as Error).message}`, { file: configPath });
-    }
     const files = findWeightFiles(abs);
-    const { model, tokenizer } = loadLlama(abs, raw as Record<string, unknown>, configPath, files, opts);
-    return { id: dir, dir: abs, source: 'local', model, tokenizer, weightsSha256: await weightsSha256(files), weightFiles: files };
+    return localDecoder(dir, abs, loadLlama(abs, readConfigJson(configPath), configPath, files, opts), files);
   }
   const l2c = findLlama2cFiles(abs);
   if (!l2c) {
     throw new InputError('neither a Hugging Face model directory (config.json + safetensors) nor a llama2.c folder (a checkpoint .bin + tokenizer.bin)', { file: abs });
   }
-  const { model, tokenizer } = loadLlama2c(l2c.checkpoint, l2c.tokenizer, opts);
-  return { id: dir, dir: abs, source: 'local', model, tokenizer, weightsSha256: await weightsSha256([l2c.checkpoint]), weightFiles: [l2c.checkpoint] };
+  return localDecoder(dir, abs, loadLlama2c(l2c.checkpoint, l2c.tokenizer, opts), [l2c.checkpoint]);
 }

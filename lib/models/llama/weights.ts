@@ -10,8 +10,7 @@
  * when the config ties it (transformers does the same). Anything missing, of the wrong shape or
  * unexpected is reported all at once, so one error shows the whole mismatch.
  */
-import { InputError } from '../../util/errors.js';
-import { fitParameters } from '../check-parameters.js';
+import { byCanonicalName, fitParameters } from '../check-parameters.js';
 import type { TensorEntry } from '../safetensors.js';
 import type { LlamaConfig } from './config.js';
 
@@ -76,14 +75,12 @@ export function canonicalLlamaName(name: string): string | undefined {
  * parameter of the config must be present with its shape, and nothing else may be there.
  */
 export function mapLlamaWeights<T extends WeightTensor>(cfg: LlamaConfig, tensors: ReadonlyMap<string, T>, file: string): Map<string, T> {
-  const found = new Map<string, T>();
-  for (const [name, t] of tensors) {
+  // A tied head reads the token embeddings: a stored lm_head.weight is not kept.
+  const canonical = (name: string) => {
     const c = canonicalLlamaName(name);
-    if (c === undefined) continue;
-    if (c === 'lm_head.weight' && cfg.tieWordEmbeddings) continue;
-    if (found.has(c)) throw new InputError(`checkpoint has two tensors for parameter '${c}' (e.g. '${name}')`, { file });
-    found.set(c, t);
-  }
+    return c === 'lm_head.weight' && cfg.tieWordEmbeddings ? undefined : c;
+  };
+  const found = byCanonicalName(tensors, canonical, file);
   const want = llamaParameterShapes(cfg);
   const shape = `${cfg.numLayers} layers, hidden ${cfg.hiddenSize}, ${cfg.numHeads}/${cfg.numKvHeads} heads, vocab ${cfg.vocabSize}${cfg.tieWordEmbeddings ? ', tied head' : ''}`;
   return fitParameters(found, want, { file, target: `the LLaMA config (${shape})` });

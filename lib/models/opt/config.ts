@@ -12,6 +12,7 @@
  * another `activation_function` is refused by name.
  */
 import { InputError, UnknownNameError } from '../../util/errors.js';
+import { decoderConfigFields } from '../decoder/config-fields.js';
 
 /** config.json model_types this decoder implements. */
 export const OPT_MODEL_TYPES: readonly string[] = ['opt'];
@@ -57,43 +58,9 @@ const REQUIRED = ['vocab_size', 'hidden_size', 'num_hidden_layers', 'num_attenti
 
 /** Checks a parsed config.json against what this decoder implements and reads its numbers. */
 export function parseOptConfig(raw: unknown, file = 'config.json'): OptConfig {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new InputError('expected a JSON object', { file });
-  const c = raw as Record<string, unknown>;
-  const where = { file };
-  const modelType = c.model_type;
-  if (typeof modelType !== 'string') throw new InputError(`'model_type' must be a string (one of ${OPT_MODEL_TYPES.join(', ')}), found ${JSON.stringify(modelType)}`, where);
-  if (!OPT_MODEL_TYPES.includes(modelType)) throw new UnknownNameError('decoder model_type', modelType, OPT_MODEL_TYPES, where);
-  if (c.architectures !== undefined && c.architectures !== null) {
-    if (!Array.isArray(c.architectures)) throw new InputError(`'architectures' must be a list, found ${JSON.stringify(c.architectures)}`, where);
-    for (const a of c.architectures) {
-      if (typeof a !== 'string' || !OPT_ARCHITECTURES.includes(a)) throw new UnknownNameError('OPT architecture', String(a), OPT_ARCHITECTURES, where);
-    }
-  }
-  const positiveInt = (k: string): number => {
-    const v = c[k];
-    if (typeof v !== 'number' || !Number.isInteger(v) || v <= 0) throw new InputError(`'${k}' must be a positive integer, found ${JSON.stringify(v)}`, where);
-    return v;
-  };
+  const fields = decoderConfigFields(raw, file, { name: 'OPT', modelTypes: OPT_MODEL_TYPES, architectures: OPT_ARCHITECTURES });
+  const { raw: c, where, positiveInt, bool, probability, tokenId } = fields;
   for (const k of REQUIRED) positiveInt(k);
-  const bool = (k: string, dflt: boolean): boolean => {
-    const v = c[k];
-    if (v === undefined || v === null) return dflt;
-    if (typeof v !== 'boolean') throw new InputError(`'${k}' must be true or false, found ${JSON.stringify(v)}`, where);
-    return v;
-  };
-  const probability = (k: string, dflt: number): number => {
-    const v = c[k];
-    if (v === undefined || v === null) return dflt;
-    if (typeof v !== 'number' || !(v >= 0 && v < 1)) throw new InputError(`'${k}' must be a probability in [0, 1), found ${JSON.stringify(v)}`, where);
-    return v;
-  };
-  const tokenId = (k: string, dflt: number | null): number | null => {
-    const v = c[k];
-    if (v === undefined) return dflt;
-    if (v === null) return null;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw new InputError(`'${k}' must be a token id (integer >= 0) or null, found ${JSON.stringify(v)}`, where);
-    return v;
-  };
   const act = c.activation_function ?? 'relu';
   if (typeof act !== 'string' || !OPT_ACTIVATIONS.includes(act)) throw new UnknownNameError('OPT activation_function', String(act), OPT_ACTIVATIONS, where);
   const hiddenSize = c.hidden_size as number;
@@ -101,13 +68,7 @@ export function parseOptConfig(raw: unknown, file = 'config.json'): OptConfig {
   if (hiddenSize % numHeads !== 0) throw new InputError(`hidden_size ${hiddenSize} is not a multiple of num_attention_heads ${numHeads}`, where);
   const wordEmbedProjDim = c.word_embed_proj_dim === undefined || c.word_embed_proj_dim === null ? hiddenSize : positiveInt('word_embed_proj_dim');
   const doLayerNormBefore = bool('do_layer_norm_before', true);
-  const eos = c.eos_token_id;
-  let eosTokenId: number[];
-  if (eos === undefined) eosTokenId = [2];
-  else if (eos === null) eosTokenId = [];
-  else if (Array.isArray(eos) && eos.every((x) => Number.isInteger(x) && x >= 0)) eosTokenId = eos as number[];
-  else if (typeof eos === 'number' && Number.isInteger(eos) && eos >= 0) eosTokenId = [eos];
-  else throw new InputError(`'eos_token_id' must be a token id, a list of them or null, found ${JSON.stringify(eos)}`, where);
+  const eosTokenId = fields.tokenIds('eos_token_id', [2]);
   return {
     vocabSize: c.vocab_size as number,
     hiddenSize,

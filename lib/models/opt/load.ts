@@ -11,13 +11,14 @@
  * `loadOpt` is the shape lib/models/auto.ts calls architectures with; `loadOptModel` takes a
  * directory and returns a LoadedModel with the weights' identity.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { InputError } from '../../util/errors.js';
 import { HfTokenizer, type HfTokenizerOptions } from '../tokenizers/hf.js';
 import type { LoadedModel } from '../types.js';
 import type { FrozenBaseSpec } from '../frozen-base.js';
-import { lazyTensors, openWeights, weightFiles as findWeightFiles, weightsSha256 } from '../weight-files.js';
+import { localDecoder, readConfigJson, withLazyWeights } from '../decoder/load.js';
+import { weightFiles as findWeightFiles } from '../weight-files.js';
 import { parseOptConfig, type OptConfig } from './config.js';
 import { OptModel } from './model.js';
 import { mapOptWeights } from './weights.js';
@@ -47,14 +48,8 @@ export function loadOpt(
 ): { model: OptModel; tokenizer: HfTokenizer } {
   const config = parseOptConfig(rawConfig, configFile);
   const tokenizer = optTokenizer(dir, config);
-  // Tensor by tensor: the constructor reads each weight as it makes its variable or its stored base.
-  const reader = openWeights(weightFiles);
-  try {
-    const weights = mapOptWeights(config, lazyTensors(reader), weightFiles.join(', '));
-    return { model: new OptModel(config, weights, opts.dropoutSeed ?? 0, opts.frozenBase), tokenizer };
-  } finally {
-    reader.close();
-  }
+  const model = withLazyWeights(weightFiles, (tensors, source) => new OptModel(config, mapOptWeights(config, tensors, source), opts.dropoutSeed ?? 0, opts.frozenBase));
+  return { model, tokenizer };
 }
 
 /** An OPT decoder from a local HF directory. */
@@ -62,13 +57,6 @@ export async function loadOptModel(dir: string, opts: OptLoadOptions = {}): Prom
   const abs = resolve(dir);
   const configPath = join(abs, 'config.json');
   if (!existsSync(configPath)) throw new InputError('an OPT model directory needs config.json', { file: abs });
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(configPath, 'utf8'));
-  } catch (e) {
-    throw new InputError(`model config is not readable JSON: ${(e as Error).message}`, { file: configPath });
-  }
   const files = findWeightFiles(abs);
-  const { model, tokenizer } = loadOpt(abs, raw as Record<string, unknown>, configPath, files, opts);
-  return { id: dir, dir: abs, source: 'local', model, tokenizer, weightsSha256: await weightsSha256(files), weightFiles: files };
+  return localDecoder(dir, abs, loadOpt(abs, readConfigJson(configPath), configPath, files, opts), files);
 }

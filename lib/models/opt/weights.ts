@@ -15,8 +15,7 @@
  * embeddings (HF's `_tied_weights_keys`), so a stored copy is ignored, as transformers does.
  * Anything missing, of the wrong shape or unexpected is reported at once.
  */
-import { InputError } from '../../util/errors.js';
-import { fitParameters, type CheckpointTensor } from '../check-parameters.js';
+import { byCanonicalName, fitParameters, type CheckpointTensor } from '../check-parameters.js';
 import type { OptConfig } from './config.js';
 
 /** The linear layers of a decoder layer, by module name under `model.decoder.layers.N.`. */
@@ -89,13 +88,7 @@ export function canonicalOptName(name: string): string | undefined {
  * parameter of the config must be present with its shape, and nothing else may be there.
  */
 export function mapOptWeights<T extends CheckpointTensor>(cfg: OptConfig, tensors: ReadonlyMap<string, T>, file: string): Map<string, T> {
-  const found = new Map<string, T>();
-  for (const [name, t] of tensors) {
-    const c = canonicalOptName(name);
-    if (c === undefined) continue;
-    if (found.has(c)) throw new InputError(`checkpoint has two tensors for parameter '${c}' (e.g. '${name}')`, { file });
-    found.set(c, t);
-  }
+  const found = byCanonicalName(tensors, canonicalOptName, file);
   const want = optParameterShapes(cfg);
   const shape =
     `${cfg.numLayers} layers, hidden ${cfg.hiddenSize}, ${cfg.numHeads} heads, ffn ${cfg.ffnDim}, vocab ${cfg.vocabSize}` +
