@@ -1,6 +1,6 @@
 /**
- * The two protocol buffers of a TensorFlow tensor bundle's index, decoded by hand from the wire
- * format (a few fields; a protobufjs schema would be longer than the decoder):
+ * The two protocol buffers of a TensorFlow tensor bundle's index, decoded by protobufjs from a
+ * descriptor of the fields read (as ../onnx/proto.ts reads onnx.proto):
  *
  *   BundleHeaderProto (the value of the empty key; tensorflow/core/protobuf/tensor_bundle.proto)
  *     1 num_shards int32, 2 endianness enum (0 LITTLE, 1 BIG), 3 version VersionDef
@@ -13,6 +13,7 @@
  *
  * Unknown fields are skipped, as protobuf readers do. DataType numbers are framework/types.proto's.
  */
+import protobuf from 'protobufjs/light.js';
 
 /** Thrown for malformed bytes; the caller adds the file and the key. */
 export class ProtoError extends Error {
@@ -50,143 +51,91 @@ export interface BundleEntry {
   unknownRank: boolean;
 }
 
-const WIRE_VARINT = 0;
-const WIRE_FIXED64 = 1;
-const WIRE_BYTES = 2;
-const WIRE_FIXED32 = 5;
+/**
+ * The messages as a protobufjs JSON descriptor (field numbers and types are the .proto files';
+ * names protobufjs's camelCase), as ../onnx/proto.ts describes onnx.proto: protobufjs does the
+ * wire format (packed or unpacked repeated fields, unknown fields skipped). Enums are read as
+ * int32 and checked here; TensorSliceProto is only counted, so its records stay bytes.
+ */
+const DESCRIPTOR = {
+  nested: {
+    tensorflow: {
+      nested: {
+        VersionDef: {
+          fields: { producer: { type: 'int32', id: 1 }, minConsumer: { type: 'int32', id: 2 }, badConsumers: { rule: 'repeated', type: 'int32', id: 3 } },
+        },
+        BundleHeaderProto: {
+          fields: { numShards: { type: 'int32', id: 1 }, endianness: { type: 'int32', id: 2 }, version: { type: 'VersionDef', id: 3 } },
+        },
+        TensorShapeProto: {
+          fields: { dim: { rule: 'repeated', type: 'Dim', id: 2 }, unknownRank: { type: 'bool', id: 3 } },
+          nested: { Dim: { fields: { size: { type: 'int64', id: 1 }, name: { type: 'string', id: 2 } } } },
+        },
+        BundleEntryProto: {
+          fields: {
+            dtype: { type: 'int32', id: 1 },
+            shape: { type: 'TensorShapeProto', id: 2 },
+            shardId: { type: 'int32', id: 3 },
+            offset: { type: 'int64', id: 4 },
+            size: { type: 'int64', id: 5 },
+            crc32c: { type: 'fixed32', id: 6 },
+            slices: { rule: 'repeated', type: 'bytes', id: 7 },
+          },
+        },
+      },
+    },
+  },
+};
 
-/** One field of a message: its number, wire type and payload (a varint as bigint, or bytes). */
-interface Field {
-  number: number;
-  wire: number;
-  varint?: bigint;
-  bytes?: Uint8Array;
-  fixed32?: number;
-}
+const root = protobuf.Root.fromJSON(DESCRIPTOR);
+const HEADER = root.lookupType('tensorflow.BundleHeaderProto');
+const ENTRY = root.lookupType('tensorflow.BundleEntryProto');
 
-function* fields(b: Uint8Array): Generator<Field> {
-  let p = 0;
-  const varint = (): bigint => {
-    let v = 0n;
-    for (let shift = 0n; ; shift += 7n) {
-      if (p >= b.byteLength) throw new ProtoError(`cut short inside a varint at byte ${p}`);
-      if (shift > 63n) throw new ProtoError(`varint at byte ${p} is longer than 10 bytes`);
-      const x = b[p++];
-      v |= BigInt(x & 0x7f) << shift;
-      if (!(x & 0x80)) return v;
-    }
-  };
-  while (p < b.byteLength) {
-    const tag = varint();
-    const number = Number(tag >> 3n);
-    const wire = Number(tag & 7n);
-    if (number === 0) throw new ProtoError(`field number 0 at byte ${p}`);
-    if (wire === WIRE_VARINT) yield { number, wire, varint: varint() };
-    else if (wire === WIRE_FIXED64) {
-      if (p + 8 > b.byteLength) throw new ProtoError(`cut short inside field ${number}`);
-      p += 8;
-    } else if (wire === WIRE_BYTES) {
-      const len = Number(varint());
-      if (p + len > b.byteLength) throw new ProtoError(`field ${number} states ${len} bytes, ${b.byteLength - p} remain`);
-      yield { number, wire, bytes: b.subarray(p, p + len) };
-      p += len;
-    } else if (wire === WIRE_FIXED32) {
-      if (p + 4 > b.byteLength) throw new ProtoError(`cut short inside field ${number}`);
-      yield { number, wire, fixed32: (b[p] | (b[p + 1] << 8) | (b[p + 2] << 16) | (b[p + 3] << 24)) >>> 0 };
-      p += 4;
-    } else throw new ProtoError(`field ${number} has wire type ${wire}, which this format never uses`);
+/** An int64 as protobufjs gives it (a number, or a Long where long.js is installed). */
+type Int64 = number | { toString(): string };
+
+/** `type` decoded from `b`; protobufjs's errors (bytes cut short, a bad wire type) as ProtoError. */
+function decode<T>(type: protobuf.Type, b: Uint8Array): T {
+  try {
+    return type.decode(b) as unknown as T;
+  } catch (e) {
+    throw new ProtoError((e as Error).message);
   }
 }
 
-function expectWire(f: Field, wire: number, what: string): void {
-  if (f.wire !== wire) throw new ProtoError(`${what} (field ${f.number}) has wire type ${f.wire}, expected ${wire}`);
-}
-
-/** A varint field as a signed 64-bit integer (int32/int64 negatives are sign-extended to 10 bytes). */
-function signed(f: Field, what: string): number {
-  expectWire(f, WIRE_VARINT, what);
-  const v = BigInt.asIntN(64, f.varint!);
-  if (v > BigInt(Number.MAX_SAFE_INTEGER) || v < -BigInt(Number.MAX_SAFE_INTEGER)) throw new ProtoError(`${what} ${v} is beyond 2^53`);
-  return Number(v);
-}
-
-/** Packed (wire type 2) or unpacked repeated int32 values of one field occurrence. */
-function repeatedInt32(f: Field, what: string): number[] {
-  if (f.wire === WIRE_VARINT) return [signed(f, what)];
-  expectWire(f, WIRE_BYTES, what);
-  const out: number[] = [];
-  let p = 0;
-  const b = f.bytes!;
-  while (p < b.byteLength) {
-    let v = 0n;
-    for (let shift = 0n; ; shift += 7n) {
-      if (p >= b.byteLength || shift > 63n) throw new ProtoError(`${what}: bad packed varint`);
-      const x = b[p++];
-      v |= BigInt(x & 0x7f) << shift;
-      if (!(x & 0x80)) break;
-    }
-    out.push(Number(BigInt.asIntN(64, v)));
-  }
-  return out;
+/** An int64 field as a number; a value beyond 2^53 is refused rather than rounded. */
+function int64(v: Int64 | undefined, what: string): number {
+  if (v === undefined) return 0;
+  const big = BigInt(v.toString());
+  if (big > BigInt(Number.MAX_SAFE_INTEGER) || big < -BigInt(Number.MAX_SAFE_INTEGER)) throw new ProtoError(`${what} ${big} is beyond 2^53`);
+  return Number(big);
 }
 
 export function decodeBundleHeader(b: Uint8Array): BundleHeader {
-  const h: BundleHeader = { numShards: 0, endianness: 'little', producer: 0, minConsumer: 0, badConsumers: [] };
-  for (const f of fields(b)) {
-    if (f.number === 1) h.numShards = signed(f, 'num_shards');
-    else if (f.number === 2) {
-      const e = signed(f, 'endianness');
-      if (e !== 0 && e !== 1) throw new ProtoError(`endianness ${e} is neither LITTLE (0) nor BIG (1)`);
-      h.endianness = e === 0 ? 'little' : 'big';
-    } else if (f.number === 3) {
-      expectWire(f, WIRE_BYTES, 'version');
-      for (const v of fields(f.bytes!)) {
-        if (v.number === 1) h.producer = signed(v, 'version.producer');
-        else if (v.number === 2) h.minConsumer = signed(v, 'version.min_consumer');
-        else if (v.number === 3) h.badConsumers.push(...repeatedInt32(v, 'version.bad_consumers'));
-      }
-    }
-  }
-  return h;
+  const m = decode<{ numShards?: number; endianness?: number; version?: { producer?: number; minConsumer?: number; badConsumers?: number[] } }>(HEADER, b);
+  const e = m.endianness ?? 0;
+  if (e !== 0 && e !== 1) throw new ProtoError(`endianness ${e} is neither LITTLE (0) nor BIG (1)`);
+  return {
+    numShards: m.numShards ?? 0,
+    endianness: e === 0 ? 'little' : 'big',
+    producer: m.version?.producer ?? 0,
+    minConsumer: m.version?.minConsumer ?? 0,
+    badConsumers: [...(m.version?.badConsumers ?? [])],
+  };
 }
 
 export function decodeBundleEntry(b: Uint8Array): BundleEntry {
-  const e: BundleEntry = { dtypeCode: 0, shape: [], shardId: 0, offset: 0, size: 0, maskedCrc32c: 0, sliceCount: 0, unknownRank: false };
-  for (const f of fields(b)) {
-    switch (f.number) {
-      case 1:
-        e.dtypeCode = signed(f, 'dtype');
-        break;
-      case 2:
-        expectWire(f, WIRE_BYTES, 'shape');
-        for (const s of fields(f.bytes!)) {
-          if (s.number === 2) {
-            expectWire(s, WIRE_BYTES, 'shape.dim');
-            let size = 0;
-            for (const d of fields(s.bytes!)) if (d.number === 1) size = signed(d, 'shape.dim.size');
-            e.shape.push(size);
-          } else if (s.number === 3) e.unknownRank = signed(s, 'shape.unknown_rank') !== 0;
-        }
-        break;
-      case 3:
-        e.shardId = signed(f, 'shard_id');
-        break;
-      case 4:
-        e.offset = signed(f, 'offset');
-        break;
-      case 5:
-        e.size = signed(f, 'size');
-        break;
-      case 6:
-        expectWire(f, WIRE_FIXED32, 'crc32c');
-        e.maskedCrc32c = f.fixed32!;
-        break;
-      case 7:
-        e.sliceCount++;
-        break;
-    }
-  }
-  return e;
+  const m = decode<{ dtype?: number; shape?: { dim?: Array<{ size?: Int64 }>; unknownRank?: boolean }; shardId?: number; offset?: Int64; size?: Int64; crc32c?: number; slices?: Uint8Array[] }>(ENTRY, b);
+  return {
+    dtypeCode: m.dtype ?? 0,
+    shape: (m.shape?.dim ?? []).map((d) => int64(d.size, 'shape.dim.size')),
+    shardId: m.shardId ?? 0,
+    offset: int64(m.offset, 'offset'),
+    size: int64(m.size, 'size'),
+    maskedCrc32c: m.crc32c ?? 0,
+    sliceCount: m.slices?.length ?? 0,
+    unknownRank: m.shape?.unknownRank ?? false,
+  };
 }
 
 /** A numeric DataType this reader returns, with its element size and typed-array constructor. */
