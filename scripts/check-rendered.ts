@@ -7,7 +7,10 @@
  * - no script errors: no uncaught exception and no console error, except the nbconvert template's
  *   own assets (require.js, MathJax) that a machine without network or without Debian's
  *   libjs-requirejs / libjs-mathjax cannot load, which are listed, not failed;
- * - tables present: at least as many <table>s in the output areas as the outputs hold.
+ * - tables present: at least as many <table>s in the output areas as the outputs hold;
+ * - every figure shown without JavaScript, as GitHub's notebook viewer and other front ends that run
+ *   no scripts show it: each figure output's MIME bundle carries its static `image/png`, and the
+ *   same page opened with JavaScript off shows each figure's static image (loaded, not empty).
  *
  * A full-page screenshot of each notebook goes to <screenshots>/<name>.png (default: beside the
  * notebook, so results/notebooks/<name>.png for `npm run notebooks` output).
@@ -25,7 +28,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Browser, ConsoleMessage } from 'playwright-core';
 import { chromiumUnavailableReason, launchChromium } from '../lib/report/figures/chromium.js';
-import { FIGURE_CLASS } from '../lib/notebook/figures.js';
+import { FIGURE_CLASS, STATIC_IMAGE_CLASS } from '../lib/notebook/figures.js';
 import { packageRoot } from '../lib/util/package-root.js';
 import { executedNotebooksDir, KERNEL_NAMES, type KernelName } from './notebooks/kernels.js';
 
@@ -49,6 +52,8 @@ class UsageError extends Error {}
 interface Expected {
   figures: number;
   tables: number;
+  /** Titles of the figures whose output has no image/png beside its HTML, with the reason it gives. */
+  withoutImage: string[];
 }
 
 function joinText(v: unknown): string {
@@ -66,16 +71,23 @@ function expectedFromNotebook(file: string): Expected {
   const figureMarker = new RegExp(`<div class="${FIGURE_CLASS}"`, 'g');
   let figures = 0;
   let tables = 0;
+  const withoutImage: string[] = [];
   for (const cell of nb.cells) {
     for (const o of cell.outputs ?? []) {
       const html = joinText(o.data?.['text/html']);
-      figures += html.match(figureMarker)?.length ?? 0;
+      const here = html.match(figureMarker)?.length ?? 0;
+      figures += here;
+      if (here > 0 && joinText(o.data?.['image/png']) === '') {
+        const title = /data-figure-title="([^"]*)"/.exec(html)?.[1] ?? '(untitled)';
+        const why = /no static image of this figure[^:]*: ([^<]*)</.exec(html)?.[1];
+        withoutImage.push(`"${title}"${why ? ` (${why})` : ''}`);
+      }
       tables += html.match(/<table[\s>]/gi)?.length ?? 0;
       // A Markdown table's delimiter row: | --- | ---: |
       tables += joinText(o.data?.['text/markdown']).match(/^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$/gm)?.length ?? 0;
     }
   }
-  return { figures, tables };
+  return { figures, tables, withoutImage };
 }
 
 /** Why nbconvert cannot be used, or undefined when it can. */
@@ -174,6 +186,38 @@ async function checkPage(browser: Browser, htmlFile: string, screenshot: string,
   }
 }
 
+/**
+ * The page as a reader without JavaScript sees it (GitHub's viewer, a mail client, scripts blocked):
+ * the titles of the figures whose static image is missing or did not load.
+ */
+async function figuresWithoutScripts(browser: Browser, htmlFile: string): Promise<{ figures: number; notShown: string[] }> {
+  const context = await browser.newContext({ javaScriptEnabled: false });
+  try {
+    const page = await context.newPage();
+    await page.route(/^https?:/, (route) => route.abort('internetdisconnected'));
+    await page.goto(pathToFileURL(htmlFile).href, { waitUntil: 'load', timeout: LOAD_TIMEOUT_MS });
+    // Evaluated by the DevTools protocol, which runs even where the page's own scripts may not.
+    return await page.evaluate(
+      ({ figure, image }) => {
+        interface Img {
+          complete: boolean;
+          naturalWidth: number;
+        }
+        const doc = (globalThis as unknown as { document: { querySelectorAll(s: string): ArrayLike<{ querySelector(s: string): Img | null; getAttribute(n: string): string | null }> } }).document;
+        const all = Array.from(doc.querySelectorAll(figure));
+        const notShown = all.filter((f) => {
+          const img = f.querySelector(image);
+          return !img || !img.complete || img.naturalWidth === 0;
+        });
+        return { figures: all.length, notShown: notShown.map((f) => f.getAttribute('data-figure-title') ?? '(untitled)') };
+      },
+      { figure: `div.${FIGURE_CLASS}`, image: `img.${STATIC_IMAGE_CLASS}` },
+    );
+  } finally {
+    await context.close();
+  }
+}
+
 function shown(p: string): string {
   const r = relative(process.cwd(), p);
   return r.startsWith('..') ? p : r;
@@ -245,8 +289,12 @@ async function main(argv: string[]): Promise<number> {
         }
         if (r.tablesInOutputs < expected.tables) problems.push(`${r.tablesInOutputs} tables in the output areas, ${expected.tables} in the notebook's outputs`);
         problems.push(...r.errors);
+        const still = await figuresWithoutScripts(browser, html);
+        if (expected.withoutImage.length > 0) problems.push(`no image/png beside the figure's HTML: ${expected.withoutImage.join(', ')}`);
+        if (still.notShown.length > 0) problems.push(`not shown without JavaScript: ${still.notShown.map((t) => `"${t}"`).join(', ')}`);
         summary =
-          `${r.figuresDrawn}/${expected.figures} figures drawn, ${r.tablesInOutputs}/${expected.tables} tables, ${r.errors.length} script errors; ` +
+          `${r.figuresDrawn}/${expected.figures} figures drawn, ${r.tablesInOutputs}/${expected.tables} tables, ${r.errors.length} script errors, ` +
+          `${still.figures - still.notShown.length}/${expected.figures} figures shown without JavaScript; ` +
           `screenshot ${shown(screenshot)}` +
           (r.missingTemplateAssets.length > 0
             ? ` (nbconvert template assets not available here: ${r.missingTemplateAssets.map((u) => basename(u.split('?')[0]!)).join(', ')})`

@@ -17,12 +17,13 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { figureHtml, plotlyLibraryHtml, FIGURE_CLASS, LIBRARY_CLASS } from '../lib/notebook/figures.js';
+import { figureHtml, plotlyLibraryHtml, FIGURE_CLASS, LIBRARY_CLASS, STATIC_IMAGE_CLASS } from '../lib/notebook/figures.js';
 import { chromiumUnavailableReason, launchChromium } from '../lib/report/figures/chromium.js';
 import { renderFigureFiles } from '../lib/report/figures/render-static.js';
 import { tableBarsFigure } from '../lib/report/figures/table-bars.js';
 import { InputError, UnavailableError } from '../lib/util/errors.js';
 import { packageRoot } from '../lib/util/package-root.js';
+import { figuresDrawn, pageErrors, renderOutputsLikeJupyterLab } from './helpers/figure-page.js';
 
 const ROOT = packageRoot();
 const FIXTURE_DIR = 'test/fixtures/figures-notebook';
@@ -64,11 +65,12 @@ function distStaleReason(): string | undefined {
   const pairs = [
     ['lib/notebook/figures.ts', 'dist/notebook/figures.js'],
     ['lib/notebook/display.ts', 'dist/notebook/display.js'],
+    ['lib/notebook/tslab.ts', 'dist/notebook/tslab.js'],
     ['lib/index.ts', 'dist/index.js'],
     ['lib/report/index.ts', 'dist/report/index.js'],
     ['lib/notebook/index.ts', 'dist/notebook/index.js'],
     ['lib/eval/geometry.ts', 'dist/eval/geometry.js'],
-    ...['figure', 'training-curves', 'table-bars', 'cosine-density', 'align-uniform', 'plotly-library', 'index'].map((f) => [
+    ...['figure', 'training-curves', 'table-bars', 'cosine-density', 'align-uniform', 'plotly-library', 'static-image-sync', 'static-image-worker', 'render-static', 'index'].map((f) => [
       `lib/report/figures/${f}.ts`,
       `dist/report/figures/${f}.js`,
     ]),
@@ -121,6 +123,18 @@ describe('the figures notebook in a browser', { skip: browserMissing }, () => {
     const figures = html.filter((h) => h.includes(`<div class="${FIGURE_CLASS}"`));
     assert.equal(figures.length, FIXTURE_FIGURES);
     assert.ok(html.indexOf(library[0]!) < html.indexOf(figures[0]!));
+    // Each figure's output is a MIME bundle with its static image (for GitHub's viewer and other
+    // front ends without JavaScript): a PNG of the figure's size, also inside the HTML's plot box.
+    const figureOutputs = cells.flatMap((c) => c.outputs ?? []).filter((o) => text(o.data?.['text/html']).includes(`<div class="${FIGURE_CLASS}"`));
+    assert.equal(figureOutputs.length, FIXTURE_FIGURES);
+    for (const o of figureOutputs) {
+      const png = Buffer.from(text(o.data!['image/png']), 'base64');
+      assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'image/png is a PNG');
+      assert.equal(png.readUInt32BE(16), 900);
+      assert.ok(png.length > 5000, `a PNG of ${png.length} bytes is too small to hold a figure`);
+      assert.ok(text(o.data!['text/html']).includes(`<img class="${STATIC_IMAGE_CLASS}"`));
+      assert.notEqual(text(o.data!['text/plain']), '');
+    }
     // The live cell: one display output (replaced in place), holding the whole replayed run.
     const live = cells.find((c) => c.id === 'c8')!;
     const displays = live.outputs!.filter((o) => o.output_type === 'display_data');
@@ -147,7 +161,7 @@ describe('the figures notebook in a browser', { skip: browserMissing }, () => {
     const r = await run(['scripts/check-rendered.ts', executed, '--screenshots', shots]);
     if (r.code === 3) return void console.log(`# skipped: ${r.stdout.trim()}`);
     assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
-    assert.match(r.stdout, new RegExp(`figures\\.ipynb: ok in [\\d.]+ s: ${FIXTURE_FIGURES}/${FIXTURE_FIGURES} figures drawn, 1/1 tables, 0 script errors`));
+    assert.match(r.stdout, new RegExp(`figures\\.ipynb: ok in [\\d.]+ s: ${FIXTURE_FIGURES}/${FIXTURE_FIGURES} figures drawn, 1/1 tables, 0 script errors, ${FIXTURE_FIGURES}/${FIXTURE_FIGURES} figures shown without JavaScript`));
     const png = readFileSync(join(shots, 'figures.png'));
     assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
     // Full page: the viewport's width, and far taller than one screen (six figures).
@@ -160,6 +174,10 @@ describe('the figures notebook in a browser', { skip: browserMissing }, () => {
     for (const c of nb.cells) {
       if (c.outputs) c.outputs = c.outputs.filter((o) => !text(o.data?.['text/html']).includes(`class="${LIBRARY_CLASS}"`));
     }
+    // One figure without its static image: in neither the bundle nor the HTML.
+    const bars = nb.cells.flatMap((c) => c.outputs ?? []).find((o) => /data-figure-title="Bars with error bars/.test(text(o.data?.['text/html'])))!;
+    delete bars.data!['image/png'];
+    bars.data!['text/html'] = text(bars.data!['text/html']).replace(new RegExp(`<img class="${STATIC_IMAGE_CLASS}"[^>]*>`), '');
     nb.cells.find((c) => c.id === 'c2')!.outputs!.push({
       output_type: 'display_data',
       data: { 'text/html': '<script>throw new Error("boom from a broken output")</script>' },
@@ -174,6 +192,8 @@ describe('the figures notebook in a browser', { skip: browserMissing }, () => {
     assert.equal(r.code, 1, `${r.stdout}\n${r.stderr}`);
     assert.match(r.stdout, /broken\.ipynb: FAILED in [\d.]+ s: not drawn: "Training curves: .*" .*\(plotly\.js never loaded on the page\); uncaught Error: boom from a broken output/);
     assert.match(r.stdout, /0\/6 figures drawn/);
+    assert.match(r.stdout, /no image\/png beside the figure's HTML: "Bars with error bars[^"]*"; not shown without JavaScript: "Bars with error bars[^"]*"/);
+    assert.match(r.stdout, /5\/6 figures shown without JavaScript/);
     assert.ok(existsSync(join(dir, 'broken.png')), 'the screenshot is written also when the check fails');
   });
 });
@@ -183,51 +203,14 @@ describe('figure outputs rendered the way JupyterLab renders trusted HTML', { sk
     const browser = await launchChromium();
     try {
       const page = await browser.newPage();
-      const errors: string[] = [];
-      page.on('pageerror', (e) => errors.push(e.message));
-      page.on('console', (m) => void (m.type() === 'error' && errors.push(m.text())));
+      const errors = pageErrors(page);
       await page.setContent('<!doctype html><html><body></body></html>');
       const a = figureHtml(tableBarsFigure([{ label: 'a', ours: 1, paper: 2 }], { title: 'first' }));
       const b = figureHtml(tableBarsFigure([{ label: 'b', ours: 3 }], { title: 'second' }));
       // Out of order (a cell run before the one carrying the library), and one output shown twice
       // (two views of a notebook): the same ids twice on the page.
-      const outputs = [a, b, plotlyLibraryHtml(), a];
-      await page.evaluate((outputs) => {
-        interface El {
-          innerHTML: string;
-          textContent: string | null;
-          attributes: ArrayLike<{ name: string; value: string }>;
-          parentNode: { replaceChild(n: El, o: El): void } | null;
-          appendChild(e: El): void;
-          setAttribute(n: string, v: string): void;
-          getElementsByTagName(t: string): ArrayLike<El>;
-        }
-        const doc = (globalThis as unknown as { document: { body: El; createElement(t: string): El } }).document;
-        // @jupyterlab/rendermime renderHTML for a trusted output: innerHTML, then each script
-        // replaced by a fresh copy so that the browser runs it.
-        for (const html of outputs) {
-          const host = doc.createElement('div');
-          doc.body.appendChild(host);
-          host.innerHTML = html;
-          for (const script of Array.from(host.getElementsByTagName('script'))) {
-            const clone = doc.createElement('script');
-            for (const { name, value } of Array.from(script.attributes)) clone.setAttribute(name, value);
-            clone.textContent = script.textContent;
-            script.parentNode!.replaceChild(clone, script);
-          }
-        }
-      }, outputs);
-      const drawn = await page.waitForFunction(
-        ({ figure, note }) => {
-          const doc = (globalThis as unknown as { document: { querySelectorAll(s: string): ArrayLike<{ querySelector(s: string): unknown }> } }).document;
-          const figures = Array.from(doc.querySelectorAll(figure));
-          // Drawn: plotly's SVG in each container, and the note shown until then removed.
-          return figures.length === 3 && figures.every((f) => f.querySelector('svg.main-svg') && !f.querySelector(note));
-        },
-        { figure: `div.${FIGURE_CLASS}`, note: `.${FIGURE_CLASS}-note` },
-        { timeout: 120_000 },
-      );
-      assert.ok(await drawn.jsonValue());
+      await renderOutputsLikeJupyterLab(page, [a, b, plotlyLibraryHtml(), a]);
+      assert.deepEqual(await figuresDrawn(page, 3), ['first', 'second', 'first']);
       assert.deepEqual(errors, []);
     } finally {
       await browser.close();

@@ -10,8 +10,7 @@
  * run in one kernel, the second with an edited parameter; what the saved notebook holds is the
  * second execution's outputs, which must carry at most one copy of plotly.js and draw every figure
  * when rendered in headless Chromium the way JupyterLab renders trusted HTML (innerHTML, scripts
- * re-inserted) — the live Jupyter server is not driven here (this machine's two cores); the
- * saved-notebook form is what a reopened notebook shows.
+ * re-inserted). test/jupyter-live.test.ts drives the same sequence in a live Jupyter Notebook.
  */
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
@@ -19,6 +18,7 @@ import { chromiumUnavailableReason, launchChromium } from '../lib/report/figures
 import { tableBarsFigure } from '../lib/report/figures/table-bars.js';
 import { FIGURE_CLASS, LIBRARY_CLASS, liveTrainingCurves, showFigure } from '../lib/notebook/figures.js';
 import { setup } from '../lib/notebook/setup.js';
+import { figuresDrawn, pageErrors, renderOutputsLikeJupyterLab } from './helpers/figure-page.js';
 
 /** The cell whose execution is running, and each cell's outputs (the latest execution's). */
 let running = '';
@@ -71,45 +71,12 @@ test('the outputs of a second Run All in one kernel hold plotly.js once and draw
   const browser = await launchChromium();
   try {
     const page = await browser.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    page.on('console', (m) => void (m.type() === 'error' && errors.push(m.text())));
+    const errors = pageErrors(page);
     await page.setContent('<!doctype html><html><body></body></html>');
-    await page.evaluate((outputs) => {
-      interface El {
-        innerHTML: string;
-        textContent: string | null;
-        attributes: ArrayLike<{ name: string; value: string }>;
-        parentNode: { replaceChild(n: El, o: El): void } | null;
-        appendChild(e: El): void;
-        setAttribute(n: string, v: string): void;
-        getElementsByTagName(t: string): ArrayLike<El>;
-      }
-      const doc = (globalThis as unknown as { document: { body: El; createElement(t: string): El } }).document;
-      // @jupyterlab/rendermime renderHTML for a trusted output, in the notebook's order.
-      for (const html of outputs) {
-        const host = doc.createElement('div');
-        doc.body.appendChild(host);
-        host.innerHTML = html;
-        for (const script of Array.from(host.getElementsByTagName('script'))) {
-          const clone = doc.createElement('script');
-          for (const { name, value } of Array.from(script.attributes)) clone.setAttribute(name, value);
-          clone.textContent = script.textContent;
-          script.parentNode!.replaceChild(clone, script);
-        }
-      }
-    }, saved);
-    const drawn = await page.waitForFunction(
-      ({ figure, note }) => {
-        const doc = (globalThis as unknown as { document: { querySelectorAll(s: string): ArrayLike<{ querySelector(s: string): unknown; getAttribute(n: string): string | null }> } }).document;
-        const all = Array.from(doc.querySelectorAll(figure));
-        return all.length === 3 && all.every((f) => f.querySelector('svg.main-svg') && !f.querySelector(note)) ? all.map((f) => f.getAttribute('data-figure-title')) : false;
-      },
-      { figure: `div.${FIGURE_CLASS}`, note: `.${FIGURE_CLASS}-note` },
-      { timeout: 120_000 },
-    );
+    // Rendered as JupyterLab renders trusted outputs, in the notebook's order.
+    await renderOutputsLikeJupyterLab(page, saved);
     // The second run's figures (the edited parameter), each drawn.
-    assert.deepEqual(await drawn.jsonValue(), ['ours vs paper ×2', 'Training curves: run ×2', 'MRPC ×2']);
+    assert.deepEqual(await figuresDrawn(page, 3), ['ours vs paper ×2', 'Training curves: run ×2', 'MRPC ×2']);
     assert.deepEqual(errors, []);
   } finally {
     await browser.close();

@@ -24,9 +24,18 @@
  *   that finds no `window.Plotly` queues itself on `window.__angleFigureQueue`, which the library
  *   output drains when it runs. If the setup cell's output was cleared and the page reloaded, the
  *   figures say so in their note; the fix is running the setup cell again.
- * - No static image goes beside the HTML: plotly needs a browser to lay out a figure, and tslab's
- *   display sends one MIME type per output. Static SVG/PNG files come from
- *   lib/report/figures/render-static.ts (headless Chromium).
+ * - A static image goes with every figure, for front ends that run no JavaScript (GitHub's notebook
+ *   viewer, nbconvert's HTML opened with scripts off, PDF export): the output is a MIME bundle of
+ *   `text/html` (the interactive figure), `image/png` (the same figure drawn by plotly in headless
+ *   Chromium, lib/report/figures/static-image-sync.ts: Chromium starts once per kernel, each figure
+ *   then costs one draw and export) and `text/plain` (its one-line summary). Front ends that
+ *   render HTML pick `text/html` (Jupyter, JupyterLab, VS Code, nbconvert); the HTML itself holds
+ *   the same PNG as an <img> inside the plot's box, which the drawing script replaces by the
+ *   interactive plot, so a page without scripts (nbconvert's HTML, GitHub's sanitised HTML) still
+ *   shows the figure. Without Chromium the figure says so in a line under it ("no static image:
+ *   why") and the bundle has no PNG. `ANGLE_STATIC_FIGURES=off` turns the images off. Live figures
+ *   send HTML while they update and the image with their final state (`close()`). Static SVG/PNG
+ *   files come from lib/report/figures/render-static.ts.
  *
  * `liveFigure` keeps one output (a tslab display id) and replaces it as a run trains, at most
  * once per interval; `close()` sends the final state, so an executed notebook ends with it.
@@ -48,9 +57,10 @@ import { randomBytes } from 'node:crypto';
 import type { EvalLog, StepLog } from '../train/checkpoint.js';
 import { figureSummary, type Figure } from '../report/figures/figure.js';
 import { plotlyLibrary, plotlyLibrarySource } from '../report/figures/plotly-library.js';
+import { staticFigureImage, type StaticFigureImage } from '../report/figures/static-image-sync.js';
 import { trainingCurvesFigure, type TrainingCurvesOptions, type TrainingRun } from '../report/figures/training-curves.js';
 import { escapeHtml } from '../util/table.js';
-import { tslabModule, type TslabDisplay } from './tslab.js';
+import { tslabModule, type MimeBundle, type TslabDisplay } from './tslab.js';
 
 /** Set on globalThis once the library went out in this kernel (one process per kernel). */
 const LIBRARY_SENT = Symbol.for('angle-notebooks.plotly-library-sent');
@@ -68,7 +78,12 @@ export interface FigureDisplayOptions {
    * kernel's first figure; 'always' inlines it with this figure too; 'never' leaves it to another output.
    */
   library?: 'auto' | 'always' | 'never';
+  /** A static PNG beside the interactive figure (see the file comment); default true. */
+  staticImage?: boolean;
 }
+
+/** The CSS class of the static image inside a figure's plot box (removed once plotly draws). */
+export const STATIC_IMAGE_CLASS = `${FIGURE_CLASS}-static`;
 
 /** JSON safe inside a <script> element: no `</script>`, `<!--` or line separators can appear. */
 function scriptJson(value: unknown): string {
@@ -101,19 +116,40 @@ export function plotlyLibraryHtml(): string {
   );
 }
 
-/** The HTML of one figure: a container, a note shown until plotly draws, and the drawing script. */
-export function figureHtml(fig: Figure, opts: Pick<FigureDisplayOptions, 'height'> = {}): string {
+/** The height a figure is shown at: the option, else the layout's, else 480 px. */
+function figureHeight(fig: Figure, opts: Pick<FigureDisplayOptions, 'height'>): number {
+  return opts.height ?? (typeof fig.layout.height === 'number' ? fig.layout.height : 480);
+}
+
+/**
+ * The HTML of one figure: a container, a note shown until plotly draws, and the drawing script.
+ * With `image` (its static PNG, or why there is none): the PNG sits in the plot's box until plotly
+ * draws there, and the reason for a missing one is a line under the figure.
+ */
+export function figureHtml(fig: Figure, opts: Pick<FigureDisplayOptions, 'height'> & { image?: StaticFigureImage } = {}): string {
   const id = `${FIGURE_CLASS}-${randomBytes(6).toString('hex')}`;
-  const height = opts.height ?? (typeof fig.layout.height === 'number' ? fig.layout.height : 480);
+  const height = figureHeight(fig, opts);
   const title = fig.layout.title.text;
   const spec = { data: fig.data, layout: { ...fig.layout, height }, config: { responsive: true, displaylogo: false } };
-  const note =
-    `Figure “${escapeHtml(title)}” is drawn by plotly.js, which the output of this notebook's setup cell loads. ` +
-    `If it does not appear: trust the notebook (JupyterLab: File ▸ Trust Notebook), or run the setup cell again.`;
+  const image = opts.image;
+  const staticImg =
+    image && 'png' in image
+      ? `<img class="${STATIC_IMAGE_CLASS}" alt="${escapeHtml(title)}" width="${image.width}" height="${image.height}" style="max-width:100%;height:auto" ` +
+        `src="data:image/png;base64,${image.png.toString('base64')}">`
+      : '';
+  const note = staticImg
+    ? `A static image of figure “${escapeHtml(title)}”; plotly.js, which the output of this notebook's setup cell loads, draws the interactive one here. ` +
+      `If it stays static: trust the notebook (JupyterLab: File ▸ Trust Notebook), or run the setup cell again.`
+    : `Figure “${escapeHtml(title)}” is drawn by plotly.js, which the output of this notebook's setup cell loads. ` +
+      `If it does not appear: trust the notebook (JupyterLab: File ▸ Trust Notebook), or run the setup cell again.`;
+  const noImage =
+    image && 'unavailable' in image
+      ? `<div class="${FIGURE_CLASS}-no-static" style="font:12px sans-serif;color:#999;padding:2px 0">no static image of this figure for viewers without JavaScript (GitHub's): ${escapeHtml(image.unavailable)}</div>`
+      : '';
   return (
     `<div class="${FIGURE_CLASS}" id="${id}" data-figure-title="${escapeHtml(title)}">` +
-    `<div class="${FIGURE_CLASS}-plot" style="width:100%;height:${height}px"></div>` +
-    `<div class="${FIGURE_CLASS}-note" style="font:13px sans-serif;color:#777;padding:4px 0">${note}</div></div>\n` +
+    `<div class="${FIGURE_CLASS}-plot" style="width:100%;height:${height}px">${staticImg}</div>` +
+    `<div class="${FIGURE_CLASS}-note" style="font:13px sans-serif;color:#777;padding:4px 0">${note}</div>${noImage}</div>\n` +
     `<script type="text/javascript">\n(function () {\n` +
     `  var spec = ${scriptJson(spec)};\n` +
     // JupyterLab re-inserts the script to run it and nbconvert's page runs it in place: either way
@@ -122,8 +158,10 @@ export function figureHtml(fig: Figure, opts: Pick<FigureDisplayOptions, 'height
     `  var root = s && s.previousElementSibling && s.previousElementSibling.id === id ? s.previousElementSibling : document.getElementById(id);\n` +
     `  if (!root) return;\n` +
     `  function draw(Plotly) {\n` +
-    `    var note = root.querySelector('.${FIGURE_CLASS}-note');\n` +
-    `    Plotly.newPlot(root.querySelector('.${FIGURE_CLASS}-plot'), spec.data, spec.layout, spec.config).then(\n` +
+    `    var note = root.querySelector('.${FIGURE_CLASS}-note'), plot = root.querySelector('.${FIGURE_CLASS}-plot');\n` +
+    `    var still = plot.querySelector('.${STATIC_IMAGE_CLASS}');\n` +
+    `    if (still) plot.removeChild(still);\n` +
+    `    Plotly.newPlot(plot, spec.data, spec.layout, spec.config).then(\n` +
     `      function () { if (note && note.parentNode) note.parentNode.removeChild(note); },\n` +
     `      function (e) { if (note) note.textContent = 'plotly.js could not draw this figure: ' + e; console.error(e); });\n` +
     `  }\n` +
@@ -148,7 +186,22 @@ export function showPlotlyLibrary(): void {
   if (tslab) sendLibrary(tslab.display, 'always');
 }
 
-/** Shows a figure: under tslab drawn by plotly.js (see above), else one line of text on stdout. */
+/**
+ * Sends a figure through `display`: a MIME bundle with its static image where the display takes
+ * bundles (see the file comment), else its HTML alone.
+ */
+function sendFigure(display: TslabDisplay, fig: Figure, opts: FigureDisplayOptions): void {
+  if (!display.bundle || opts.staticImage === false) {
+    display.html(figureHtml(fig, opts));
+    return;
+  }
+  const image = staticFigureImage(fig, { height: figureHeight(fig, opts) });
+  const data: MimeBundle = { 'text/html': figureHtml(fig, { ...opts, image }), 'text/plain': figureSummary(fig) };
+  if ('png' in image) data['image/png'] = image.png.toString('base64');
+  display.bundle(data);
+}
+
+/** Shows a figure: under tslab drawn by plotly.js with its static image (see above), else one line of text on stdout. */
 export function showFigure(fig: Figure, opts: FigureDisplayOptions = {}): void {
   const tslab = tslabModule();
   if (!tslab) {
@@ -156,7 +209,7 @@ export function showFigure(fig: Figure, opts: FigureDisplayOptions = {}): void {
     return;
   }
   sendLibrary(tslab.display, opts.library);
-  tslab.display.html(figureHtml(fig, opts));
+  sendFigure(tslab.display, fig, opts);
 }
 
 export interface LiveFigure {
@@ -215,17 +268,24 @@ export function liveFigure(opts: FigureDisplayOptions & { intervalMs?: number } 
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
   const stats = { requested: 0, sent: 0 };
-  const send = () => {
+  /** Sends the pending figure; `final` (from close) with its static image, where the display takes bundles. */
+  const send = (final = false) => {
     if (timer) clearTimeout(timer);
     timer = undefined;
     if (pending === undefined) return;
     last = typeof pending === 'function' ? pending() : pending;
     pending = undefined;
     lastSent = Date.now();
-    if (handle) {
+    if (!handle) return;
+    if (final && handle.bundle && opts.staticImage !== false) {
+      const image = staticFigureImage(last, { height: figureHeight(last, opts) });
+      const data: MimeBundle = { 'text/html': unscrolledOutputHtml(figureHtml(last, { ...opts, image })), 'text/plain': figureSummary(last) };
+      if ('png' in image) data['image/png'] = image.png.toString('base64');
+      handle.bundle(data);
+    } else {
       handle.html(unscrolledOutputHtml(figureHtml(last, opts)));
-      stats.sent++;
     }
+    stats.sent++;
   };
   return {
     update(fig) {
@@ -236,7 +296,7 @@ export function liveFigure(opts: FigureDisplayOptions & { intervalMs?: number } 
       const wait = lastSent + intervalMs - Date.now();
       if (wait <= 0) send();
       else if (!timer) {
-        timer = setTimeout(send, wait);
+        timer = setTimeout(() => send(), wait);
         timer.unref();
       }
     },
@@ -246,7 +306,9 @@ export function liveFigure(opts: FigureDisplayOptions & { intervalMs?: number } 
     close(fig) {
       if (closed) return;
       if (fig !== undefined) pending = fig;
-      send();
+      // The final state goes out once more with its static image, even when it was sent already.
+      else if (pending === undefined && last && handle?.bundle) pending = last;
+      send(true);
       closed = true;
       if (!handle && last) console.log(figureSummary(last));
     },

@@ -1,0 +1,67 @@
+/**
+ * The worker thread behind ./static-image-sync.ts: it owns one headless Chromium page with
+ * plotly.js loaded (./render-static.ts's FigureRenderer) and draws each figure it is sent as a PNG.
+ *
+ * Protocol (one request at a time; the caller blocks on `signal` until the reply is posted):
+ * the caller posts { fig, width, height, scale }; the worker posts on `port` either
+ * { png: Uint8Array, ms } or { error: string, unavailable: boolean }, then sets signal[0] = 1 and
+ * notifies. Chromium is started at the first request and closed after IDLE_MS without one, so a
+ * kernel that stopped drawing figures does not keep a browser (about 150 MB) alive.
+ */
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import { UnavailableError } from '../../util/errors.js';
+import type { Figure } from './figure.js';
+import { FigureRenderer } from './render-static.js';
+
+export interface StaticImageRequest {
+  fig: Figure;
+  width?: number;
+  height?: number;
+  scale?: number;
+}
+
+export type StaticImageReply = { png: Uint8Array; ms: number } | { error: string; unavailable: boolean };
+
+export interface StaticImageWorkerData {
+  port: MessagePort;
+  signal: Int32Array;
+  executablePath?: string;
+}
+
+/** Chromium is closed after this long without a figure (a later figure starts it again). */
+const IDLE_MS = 30_000;
+
+if (parentPort) {
+  const { port, signal, executablePath } = workerData as StaticImageWorkerData;
+  let renderer: Promise<FigureRenderer> | undefined;
+  let idle: NodeJS.Timeout | undefined;
+
+  const closeRenderer = () => {
+    const r = renderer;
+    renderer = undefined;
+    if (r) void r.then((x) => x.close()).catch(() => undefined);
+  };
+
+  const reply = (m: StaticImageReply) => {
+    port.postMessage(m);
+    Atomics.store(signal, 0, 1);
+    Atomics.notify(signal, 0);
+  };
+
+  parentPort.on('message', async (req: StaticImageRequest) => {
+    if (idle) clearTimeout(idle);
+    const t0 = performance.now();
+    try {
+      renderer ??= FigureRenderer.open({ executablePath });
+      const r = await renderer;
+      const png = await r.render(req.fig, 'png', { width: req.width, height: req.height, scale: req.scale });
+      reply({ png: new Uint8Array(png.buffer, png.byteOffset, png.byteLength), ms: performance.now() - t0 });
+    } catch (e) {
+      // A browser that failed to start is not retried on every figure: the caller remembers why.
+      closeRenderer();
+      reply({ error: (e as Error).message.split('\n')[0]!, unavailable: e instanceof UnavailableError });
+    }
+    idle = setTimeout(closeRenderer, IDLE_MS);
+    idle.unref();
+  });
+}
