@@ -12,6 +12,11 @@
  * instead of copying it element by element: tfjs's gather gradient transposes the whole
  * embedding-gradient matrix twice with identity permutations, ~150 ms per step for BERT's vocabulary.
  *
+ * A real transpose, Add/Sub/Multiply/RealDiv on float32 and a float32 Sum over axes that are not the
+ * innermost go through
+ * lib/backend/cpu-layout.ts (the same values, without the stock kernels' per-element coordinate
+ * arrays).
+ *
  * BatchMatMul is lib/backend/cpu-matmul.ts: the stock kernel's numbers bit for bit, its operands laid
  * out with the shared dimension contiguous (the stock kernel was 58% of a CPU training step).
  *
@@ -21,6 +26,7 @@
  *   p·(1 − lr·wd) − (lr / bc1) · m / (√v / √bc2 + eps),  m, v the updated moments.
  */
 import * as tf from '@tensorflow/tfjs-core';
+import { broadcastBinary, sumInnermost, transposeValues, type BinaryOp } from './cpu-layout.js';
 import { blockedBatchMatMul } from './cpu-matmul.js';
 import { FUSED_KERNELS } from './fused-kernels.js';
 
@@ -114,6 +120,46 @@ function withBlockedMatMul(original: tf.KernelFunc): tf.KernelFunc {
   }) as tf.KernelFunc;
 }
 
+/** Float32 operands here (broadcast or not); everything else to the stock kernel. */
+function withFastBroadcast(op: BinaryOp, original: tf.KernelFunc): tf.KernelFunc {
+  return ((args: { inputs: tf.NamedTensorInfoMap; backend: unknown; attrs?: tf.NamedAttrMap }) => {
+    const { a, b } = args.inputs as { a: tf.TensorInfo; b: tf.TensorInfo };
+    const backend = args.backend as CpuLikeBackend;
+    if (a.dtype !== 'float32' || b.dtype !== 'float32' || !backend.makeTensorInfo) {
+      return original(args as Parameters<tf.KernelFunc>[0]);
+    }
+    const outShape = tf.backend_util.assertAndGetBroadcastShape(a.shape, b.shape);
+    return output(backend, outShape, 'float32', broadcastBinary(op, backend.readSync(a.dataId), a.shape, backend.readSync(b.dataId), b.shape, outShape));
+  }) as tf.KernelFunc;
+}
+
+/** A float32 Sum over axes that are not innermost: the stock kernel's transpose-then-sum, the fast transpose. */
+function withFastTransposedSum(original: tf.KernelFunc): tf.KernelFunc {
+  return ((args: { inputs: tf.NamedTensorInfoMap; backend: unknown; attrs?: tf.NamedAttrMap }) => {
+    const x = (args.inputs as { x: tf.TensorInfo }).x;
+    const { axis, keepDims } = args.attrs as { axis: number | number[]; keepDims: boolean };
+    const backend = args.backend as CpuLikeBackend;
+    const rank = x.shape.length;
+    const axes = tf.util.parseAxisParam(axis, x.shape);
+    const perm = tf.backend_util.getAxesPermutation(axes, rank);
+    if (x.dtype !== 'float32' || !backend.makeTensorInfo || perm == null) return original(args as Parameters<tf.KernelFunc>[0]);
+    const permuted = transposeValues(backend.readSync(x.dataId) as Float32Array, x.shape, perm);
+    const [outShape, reduceShape] = tf.backend_util.computeOutAndReduceShapes(
+      perm.map((p) => x.shape[p]),
+      tf.backend_util.getInnerMostAxes(axes.length, rank),
+    );
+    const values = sumInnermost(permuted, tf.util.sizeFromShape(reduceShape));
+    return output(backend, keepDims ? tf.backend_util.expandShapeToKeepDim(outShape, axes) : outShape, 'float32', values);
+  }) as tf.KernelFunc;
+}
+
+const BROADCAST_OPS: Array<[string, BinaryOp]> = [
+  [tf.Add, 'add'],
+  [tf.Sub, 'sub'],
+  [tf.Multiply, 'mul'],
+  [tf.RealDiv, 'div'],
+];
+
 interface RefCountingBackend {
   incRef(dataId: object): void;
 }
@@ -125,6 +171,11 @@ function withIdentityShortcut(original: tf.KernelFunc): tf.KernelFunc {
     if (perm.every((p, i) => p === i)) {
       (args.backend as RefCountingBackend).incRef(x.dataId);
       return { dataId: x.dataId, shape: x.shape.slice(), dtype: x.dtype };
+    }
+    const backend = args.backend as CpuLikeBackend;
+    if (backend.makeTensorInfo && (x.dtype === 'float32' || x.dtype === 'int32')) {
+      const values = backend.readSync(x.dataId) as Float32Array | Int32Array;
+      return output(backend, perm.map((p) => x.shape[p]), x.dtype, transposeValues(values, x.shape, perm));
     }
     return original(args as Parameters<tf.KernelFunc>[0]);
   }) as tf.KernelFunc;
@@ -157,6 +208,17 @@ export function registerCpuKernelOverrides(): void {
   if (transpose) {
     tf.unregisterKernel(tf.Transpose, 'cpu');
     tf.registerKernel({ ...transpose, kernelFunc: withIdentityShortcut(transpose.kernelFunc) });
+  }
+  for (const [name, op] of BROADCAST_OPS) {
+    const stock = tf.getKernel(name, 'cpu');
+    if (!stock) continue;
+    tf.unregisterKernel(name, 'cpu');
+    tf.registerKernel({ ...stock, kernelFunc: withFastBroadcast(op, stock.kernelFunc) });
+  }
+  const sum = tf.getKernel(tf.Sum, 'cpu');
+  if (sum) {
+    tf.unregisterKernel(tf.Sum, 'cpu');
+    tf.registerKernel({ ...sum, kernelFunc: withFastTransposedSum(sum.kernelFunc) });
   }
   const matMul = tf.getKernel(tf.BatchMatMul, 'cpu');
   if (matMul) {
