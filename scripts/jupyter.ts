@@ -141,6 +141,8 @@ async function main(): Promise<number> {
   if (p.kernel === 'deno') {
     const deno = ensureDenoKernel(install, denoBinary());
     if (deno.state === 'installed') console.log(`jupyter: registered Deno's kernel (${deno.why}): ${deno.dir}`);
+    // The tslab kernelspec stays registered (above), so the committed notebooks, which name it, open in tslab.
+    console.log("jupyter: new notebooks start in Deno's kernel; the committed ones open in tslab, the kernel they name (Kernel → Change kernel → Deno switches one)");
   }
 
   if (p.gitFilter) {

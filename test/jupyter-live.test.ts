@@ -214,6 +214,7 @@ describe('a live Jupyter Notebook in Chromium', () => {
         });
         void exited.then((code) => reject(new Error(`the command exited (${code}) before it was ready:\n${stdout}\n${stderr}`)));
       });
+      assert.match(stdout, /jupyter: new notebooks start in Deno's kernel; the committed ones open in tslab/);
       const token = url.searchParams.get('token')!;
       phase('server ready');
       browser = await launchChromium();
