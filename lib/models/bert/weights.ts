@@ -8,8 +8,7 @@
  * `classifier.*`, ...) and the `position_ids` buffer are ignored. Anything missing or of the
  * wrong shape is reported all at once, so one error message shows the whole mismatch.
  */
-import { InputError } from '../../util/errors.js';
-import { fitParameters } from '../check-parameters.js';
+import { byCanonicalName, fitParameters } from '../check-parameters.js';
 import type { BertConfig } from './config.js';
 
 export interface RawTensor {
@@ -70,13 +69,7 @@ export function canonicalBertName(name: string): string | undefined {
  * config's shape.
  */
 export function mapBertWeights(cfg: BertConfig, tensors: Map<string, RawTensor>, file: string): Map<string, RawTensor> {
-  const found = new Map<string, RawTensor>();
-  for (const [name, t] of tensors) {
-    const c = canonicalBertName(name);
-    if (c === undefined) continue;
-    if (found.has(c)) throw new InputError(`checkpoint has two tensors for parameter '${c}' (e.g. '${name}')`, { file });
-    found.set(c, t);
-  }
+  const found = byCanonicalName(tensors, canonicalBertName, file);
   const hasPooler = found.has('pooler.dense.weight') || found.has('pooler.dense.bias');
   const want = bertParameterShapes(cfg, hasPooler);
   return fitParameters(found, want, {
