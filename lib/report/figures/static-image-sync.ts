@@ -139,12 +139,3 @@ export function staticFigureImage(fig: Figure, opts: StaticFigureImageOptions = 
   }
   return { png: Buffer.from(msg.png.buffer, msg.png.byteOffset, msg.png.byteLength), width, height, ms: msg.ms };
 }
-
-/** Ends the worker (and so Chromium) now; the next image starts them again. For tests and scripts. */
-export async function closeStaticFigureImages(): Promise<void> {
-  const s = shared();
-  const state = s.state;
-  s.state = undefined;
-  s.unavailable = undefined;
-  if (state) await state.worker.terminate();
-}

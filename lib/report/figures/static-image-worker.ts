@@ -51,15 +51,24 @@ if (parentPort) {
   parentPort.on('message', async (req: StaticImageRequest) => {
     if (idle) clearTimeout(idle);
     const t0 = performance.now();
+    let r: FigureRenderer;
     try {
       renderer ??= FigureRenderer.open({ executablePath });
-      const r = await renderer;
+      r = await renderer;
+    } catch (e) {
+      // A browser that failed to start is not retried on every figure: the caller remembers why.
+      renderer = undefined;
+      const why = (e as Error).message.split('\n')[0]!;
+      reply({ error: e instanceof UnavailableError ? why : `headless Chromium did not start: ${why}`, unavailable: true });
+      return;
+    }
+    try {
       const png = await r.render(req.fig, 'png', { width: req.width, height: req.height, scale: req.scale });
       reply({ png: new Uint8Array(png.buffer, png.byteOffset, png.byteLength), ms: performance.now() - t0 });
     } catch (e) {
-      // A browser that failed to start is not retried on every figure: the caller remembers why.
+      // One figure plotly could not draw; the next may draw, in a fresh page.
       closeRenderer();
-      reply({ error: (e as Error).message.split('\n')[0]!, unavailable: e instanceof UnavailableError });
+      reply({ error: `plotly could not draw it: ${(e as Error).message.split('\n')[0]!}`, unavailable: false });
     }
     idle = setTimeout(closeRenderer, IDLE_MS);
     idle.unref();
