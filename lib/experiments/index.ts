@@ -20,6 +20,8 @@ export { Plan, type PlanRow, type PlanCell, type PlanOptions, type PlannedRun, t
 export { runRecipe, type RunRecipeOptions, type RecipeRun } from './run-recipe.js';
 export { paperCellOf } from './paper-cell.js';
 export * from './tables/angle.js';
+export * from './tables/espresso.js';
+export { layerWidthGrid, layerWidthTable, gridWidths, widthSweepEvaluator, type LayerWidthCell, type LayerWidthGridOptions } from './espresso-grid.js';
 export * from './tables/prompteol.js';
 export * from './tables/simace.js';
 export { ranRowModel, type RanRowModel } from './ran-row-model.js';

@@ -20,7 +20,7 @@ import {
   TABLE4_OBJECTIVES,
   TABLE4_POOLINGS,
 } from './angle.js';
-import { espressoNli } from './espresso.js';
+import { espressoNli, espressoNliWithoutEse } from './espresso.js';
 import { promptEolCse, promptEolCse13b } from './prompteol.js';
 import type { Recipe } from './recipe.js';
 import { sbertBert } from './sbert.js';
@@ -31,7 +31,7 @@ export type { Recipe, RecipePrompt, SuiteEvaluation } from './recipe.js';
 export { scaleRecipe } from './recipe.js';
 export { HF_TRAINER, SOURCES, overHfTrainer } from './base.js';
 export { ANGLE_SOURCES, NLI_SOURCES, RAN_SOURCES, TABLE4_OBJECTIVES, TABLE4_POOLINGS, angleBert, angleRan, angleLlamaNli, angleLlmSupervised, angleNliLater, angleNliPaper, angleNliTriplets, angleStsbWithIsp, angleStsbWithPooling, angleStsbWithWeights } from './angle.js';
-export { ESPRESSO_SOURCES, espressoNli } from './espresso.js';
+export { ESPRESSO_SMOKE_COMPRESSION, ESPRESSO_SMOKE_WIDTH, ESPRESSO_SOURCES, espressoNli, espressoNliWithoutEse, type EspressoWidth } from './espresso.js';
 export { SIMCSE_SOURCES, simcseBert, simcseNliSup } from './simcse.js';
 export { SBERT_SOURCES, sbertBert } from './sbert.js';
 export { PROMPTEOL_LORA, PROMPTEOL_SENTENCE_TOKENS, promptEolCse, promptEolCse13b } from './prompteol.js';
@@ -51,6 +51,7 @@ function allRecipes(): Recipe[] {
     ...TABLE4_POOLINGS.filter((p) => p.pooling !== 'cls').map(({ row, pooling }) => angleStsbWithPooling(row, pooling)),
     angleNliTriplets(),
     espressoNli(),
+    espressoNliWithoutEse(),
     angleNliPaper(),
     angleNliLater(),
     simcseNliSup(),

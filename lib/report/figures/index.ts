@@ -16,6 +16,7 @@ export { tableBarsFigure, type BarRow, type TableBarsOptions } from './table-bar
 export { cosineDensityFigure, type CosineDensityOptions, type DensitySeries } from './cosine-density.js';
 export { alignUniformFigure, type AlignUniformOptions, type AlignUniformPath, type AlignUniformPoint } from './align-uniform.js';
 export { iclDemonstrationsFigure, type IclDemonstrationsFigureOptions, type IclDistributionPanel } from './icl-demonstrations.js';
+export { layerWidthHeatmapFigure, layerWidthCurvesFigure, type LayerWidthPoint } from './layer-width.js';
 export { plotlyLibrary, plotlyLibrarySource, type PlotlyLibrary } from './plotly-library.js';
 export { CHROMIUM_ARGS, chromiumUnavailableReason, findChromium, launchChromium } from './chromium.js';
 export { FigureRenderer, renderFigureFiles, type StaticFormat, type StaticRenderOptions } from './render-static.js';
