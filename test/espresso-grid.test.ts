@@ -7,13 +7,17 @@
  * - the grid's table and figures hold one cell per layer × width (a heat map panel per row, a curve
  *   per row and layer with its interval);
  * - the smoke preset's ESE row trains a k that fits the tiny 64-wide BERT (the example's 128 does
- *   not), with the reason in the recipe's sources; the plain-AnglE row is the same run without ESE.
+ *   not), with the reason in the recipe's sources; the plain-AnglE row is the same run without ESE;
+ * - the rehearsal can take ESE's step: on the shape-only backend (no values) the PCA target is a
+ *   constant of its shape instead of a decomposition of ones, which pca_compress refused as degenerate.
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { initBackend } from '../lib/backend/index.js';
+import { initBackend, tf } from '../lib/backend/index.js';
+import { withShapeOnlyBackend } from '../lib/backend/shape-only/index.js';
+import { eseLoss, pcaTarget } from '../lib/losses/ese.js';
 import { loadStsBenchmark } from '../lib/data/sts.js';
 import { PooledSentenceEncoder } from '../lib/embed/encoder.js';
 import { stsEvaluator } from '../lib/eval/pair-evaluators.js';
@@ -83,4 +87,16 @@ test("smoke rows: the ESE row's k fits the 64-wide tiny BERT, with its reason; t
   const { objective: _e, ...eseRest } = ese!.recipe!.config;
   const { objective: _p, ...plainRest } = plain!.recipe!.config;
   assert.deepEqual(plainRest, eseRest, 'the same settings apart from the objective');
+});
+
+test('on the shape-only backend ESE takes a step: the PCA target is a constant of its shape', async () => {
+  const shape = await withShapeOnlyBackend(() => {
+    const target = pcaTarget(1)(0, tf.ones([6, 32]) as tf.Tensor2D, 8);
+    const layers = [0, 1, 2, 3].map(() => tf.ones([6, 32]) as tf.Tensor2D);
+    const value = eseLoss(layers, (x) => tf.sum(x) as tf.Scalar, { compressionSize: 8 });
+    return { target: target.shape, total: value.total.shape, terms: Object.keys(value.terms).sort() };
+  });
+  assert.deepEqual(shape, { target: [6, 8], total: [], terms: ['compression', 'last', 'lastHead', 'students'] });
+  // On a backend with values, the same degenerate batch is refused by name (the rehearsal's old failure).
+  assert.throws(() => pcaTarget(1)(0, tf.ones([6, 32]) as tf.Tensor2D, 8), /pca_compress: the randomised basis lost rank/);
 });

@@ -18,6 +18,7 @@
  * `loss: { preset: 'code' }` selects. A recipe says which one it uses.
  */
 import { tf } from '../backend/index.js';
+import { isShapeOnlyBackend } from '../backend/shape-only/index.js';
 import { InputError } from '../util/errors.js';
 import { ANGLE_LOSS_SCHEMA, angleObjective, type AngleLossConfigInput } from './angle-loss.js';
 import { distillationLoss } from './distillation.js';
@@ -42,11 +43,16 @@ export interface EseOptions {
 /** The compression target of call `call` (0: the last layer, then layers 0..n−2) for pooled `m` [B, D]. */
 export type CompressionTarget = (call: number, m: tf.Tensor2D, k: number) => tf.Tensor2D;
 
-/** The randomised-SVD target of ./pca-compress.ts, read back from `m` (a constant: no gradient). */
+/**
+ * The randomised-SVD target of ./pca-compress.ts, read back from `m` (a constant: no gradient).
+ * On the shape-only backend (the rehearsal) there are no values to decompose: the target is a
+ * constant of its shape, which is all the device holds of it (the SVD runs on the host in float64).
+ */
 export function pcaTarget(seed: number): CompressionTarget {
   let draws = 0;
   return (_call, m, k) => {
     const [rows, dim] = m.shape;
+    if (isShapeOnlyBackend()) return tf.zeros([rows, k]) as tf.Tensor2D;
     const p = pcaCompress(m.dataSync(), rows, dim, k, { seed: seed * 1_000_003 + draws++ });
     return tf.tensor2d(Float32Array.from(p), [rows, k]);
   };
