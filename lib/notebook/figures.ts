@@ -27,8 +27,8 @@
  * - A static image goes with every figure, for front ends that run no JavaScript (GitHub's notebook
  *   viewer, nbconvert's HTML opened with scripts off, PDF export): the output is a MIME bundle of
  *   `text/html` (the interactive figure), `image/png` (the same figure drawn by plotly in headless
- *   Chromium, lib/report/figures/static-image-sync.ts: Chromium starts once per kernel, each figure
- *   then costs one draw and export) and `text/plain` (its one-line summary). Front ends that
+ *   Chromium, lib/report/figures/static-image-sync.ts: Chromium starts once per kernel, in the
+ *   background from the setup cell, and each figure then costs one draw and export) and `text/plain` (its one-line summary). Front ends that
  *   render HTML pick `text/html` (Jupyter, JupyterLab, VS Code, nbconvert); the HTML itself holds
  *   the same PNG as an <img> inside the plot's box, which the drawing script replaces by the
  *   interactive plot, so a page without scripts (nbconvert's HTML, GitHub's sanitised HTML) still
@@ -57,7 +57,7 @@ import { randomBytes } from 'node:crypto';
 import type { EvalLog, StepLog } from '../train/checkpoint.js';
 import { figureSummary, type Figure } from '../report/figures/figure.js';
 import { plotlyLibrary, plotlyLibrarySource } from '../report/figures/plotly-library.js';
-import { staticFigureImage, type StaticFigureImage } from '../report/figures/static-image-sync.js';
+import { staticFigureImage, warmStaticFigureImages, type StaticFigureImage } from '../report/figures/static-image-sync.js';
 import { trainingCurvesFigure, type TrainingCurvesOptions, type TrainingRun } from '../report/figures/training-curves.js';
 import { escapeHtml } from '../util/table.js';
 import { tslabModule, type MimeBundle, type TslabDisplay } from './tslab.js';
@@ -179,11 +179,14 @@ function sendLibrary(display: TslabDisplay, mode: FigureDisplayOptions['library'
 
 /**
  * Under tslab, outputs plotly.js (hidden) now, whether or not it went out before in this kernel:
- * the setup cell's output carries it (see the file comment). Outside tslab, nothing.
+ * the setup cell's output carries it (see the file comment). Where figures will carry static images,
+ * starts the browser that draws them in the background. Outside tslab, nothing.
  */
 export function showPlotlyLibrary(): void {
   const tslab = tslabModule();
-  if (tslab) sendLibrary(tslab.display, 'always');
+  if (!tslab) return;
+  sendLibrary(tslab.display, 'always');
+  if (tslab.display.bundle) warmStaticFigureImages();
 }
 
 /**

@@ -27,7 +27,8 @@ export async function setup(env: NodeJS.ProcessEnv = process.env): Promise<Noteb
   const settings = notebookSettings(env);
   showTable(settingsTable(settings));
   // plotly.js for every figure of the notebook, in this cell's output: one copy per saved
-  // notebook, replaced whenever setup runs again (./figures.ts).
+  // notebook, replaced whenever setup runs again; and headless Chromium started in the background
+  // for the figures' static images (./figures.ts).
   showPlotlyLibrary();
   const backend = await initBackend(settings.backend);
   const warning = paperBackendWarning(settings.preset, backend);

@@ -8,7 +8,8 @@
  * loaded, and this thread waits for its answer with Atomics.wait, then takes the reply off the
  * message port with receiveMessageOnPort: the cell's code stays synchronous, Chromium starts once
  * per kernel (and again only after 30 s without a figure), and each figure costs one plotly draw
- * and export in that page.
+ * and export in that page. A notebook's setup cell starts it ahead (`warmStaticFigureImages`), so
+ * the start overlaps the notebook's work instead of delaying its first figure.
  *
  * When Chromium cannot be used (not installed, fails to start, too slow), `staticFigureImage`
  * returns why, and later calls in the process return the same reason at once without trying again.
@@ -17,7 +18,7 @@
 import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import { chromiumUnavailableReason } from './chromium.js';
 import type { Figure } from './figure.js';
-import type { StaticImageReply, StaticImageRequest, StaticImageWorkerData } from './static-image-worker.js';
+import type { StaticImageReply, StaticImageRequest, StaticImageWarmUp, StaticImageWorkerData } from './static-image-worker.js';
 
 export type StaticFigureImage = { png: Buffer; width: number; height: number; ms: number } | { unavailable: string };
 
@@ -99,6 +100,19 @@ function startWorker(): WorkerState {
 function disabledBy(env: NodeJS.ProcessEnv): string | undefined {
   const v = env[STATIC_FIGURES_VARIABLE]?.trim().toLowerCase();
   return v && ['off', '0', 'false', 'no'].includes(v) ? `${STATIC_FIGURES_VARIABLE}=${env[STATIC_FIGURES_VARIABLE]} turns them off` : undefined;
+}
+
+/**
+ * Starts headless Chromium in the background, without waiting for it, so that the first figure
+ * (usually after minutes of training) does not wait for the browser's start (seconds; 20-30 s on a
+ * loaded 2-core machine). Does nothing where images are off or Chromium is missing.
+ */
+export function warmStaticFigureImages(env: NodeJS.ProcessEnv = process.env): void {
+  const s = shared();
+  if (disabledBy(env) || s.unavailable || chromiumUnavailableReason(env)) return;
+  s.state ??= startWorker();
+  const warm: StaticImageWarmUp = { warm: true };
+  s.state.worker.postMessage(warm);
 }
 
 /**

@@ -5,8 +5,9 @@
  * Protocol (one request at a time; the caller blocks on `signal` until the reply is posted):
  * the caller posts { fig, width, height, scale }; the worker posts on `port` either
  * { png: Uint8Array, ms } or { error: string, unavailable: boolean }, then sets signal[0] = 1 and
- * notifies. Chromium is started at the first request and closed after IDLE_MS without one, so a
- * kernel that stopped drawing figures does not keep a browser (about 150 MB) alive.
+ * notifies. Chromium is started at the first request (or a warm-up, { warm: true }, which gets no
+ * reply) and closed after IDLE_MS without one (WARM_IDLE_MS after a warm-up), so a kernel that
+ * stopped drawing figures does not keep a browser (about 150 MB) alive.
  */
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { UnavailableError } from '../../util/errors.js';
@@ -20,6 +21,11 @@ export interface StaticImageRequest {
   scale?: number;
 }
 
+/** Starts Chromium now, ahead of the first figure; no reply. */
+export interface StaticImageWarmUp {
+  warm: true;
+}
+
 export type StaticImageReply = { png: Uint8Array; ms: number } | { error: string; unavailable: boolean };
 
 export interface StaticImageWorkerData {
@@ -30,6 +36,8 @@ export interface StaticImageWorkerData {
 
 /** Chromium is closed after this long without a figure (a later figure starts it again). */
 const IDLE_MS = 30_000;
+/** After a warm-up, how long Chromium waits for a first figure (a notebook trains before it draws). */
+const WARM_IDLE_MS = 15 * 60_000;
 
 if (parentPort) {
   const { port, signal, executablePath } = workerData as StaticImageWorkerData;
@@ -48,8 +56,16 @@ if (parentPort) {
     Atomics.notify(signal, 0);
   };
 
-  parentPort.on('message', async (req: StaticImageRequest) => {
+  parentPort.on('message', async (req: StaticImageRequest | StaticImageWarmUp) => {
     if (idle) clearTimeout(idle);
+    if ('warm' in req) {
+      renderer ??= FigureRenderer.open({ executablePath });
+      // A failed start is reported to the first figure, which starts it again.
+      renderer.catch(() => (renderer = undefined));
+      idle = setTimeout(closeRenderer, WARM_IDLE_MS);
+      idle.unref();
+      return;
+    }
     const t0 = performance.now();
     let r: FigureRenderer;
     try {
