@@ -3,14 +3,17 @@
  * on the shape-only backend that mirrors it (lib/backend/shape-only: no GPU, no values), for the
  * configurations of issue 39: BERT-base at 32 × 64 and 128 × 64 (pairs × tokens, [CLS], the angle
  * objective, AdamW on every parameter) and a LLaMA-2-7B LoRA step (r 32, all linear layers, 4 pairs
- * × 128 tokens, last-token pooling, checkpointing). The second step is counted (the first also
- * creates the optimiser state). A launch is a CUDA kernel the backend would start; a dispatch is a
- * tfjs kernel call reaching the backend (a JavaScript → N-API round trip on cuda, launch or not).
+ * × 128 tokens, last-token pooling, checkpointing); the step is bench/pair-step.ts's, which the
+ * tests share. Counted twice: op by op (the second step; the first also creates the optimiser
+ * state) and as a replayed step graph (lib/train/step-graphs.ts: the fourth step, after two eager
+ * ones and the capture). A launch is a CUDA kernel (or graph) the host starts; a dispatch is a
+ * tfjs kernel call reaching the backend (a JavaScript → N-API round trip on cuda, launch or not)
+ * or, for a replay, a host upload of a feed.
  *
  *   node --import tsx bench/cuda-launches.ts [--out <file>] [--before <file>] [--configs a,b] [--help]
  *
  * Writes bench/results/cuda-launches-<date>.json: rows { config, launchesBefore, launchesNow,
- * dispatchesBefore, dispatchesNow, topKernels }. "Before" comes from --before (an earlier file of
+ * dispatchesBefore, dispatchesNow, launchesEager, dispatchesEager, graphKernels, ... }. "Before" comes from --before (an earlier file of
  * this script, the baseline) or, without one, is this run's count (the file is then the baseline).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -21,10 +24,9 @@ import { shapeOnlyBackend, withShapeOnlyBackend, type DispatchCounts } from '../
 import { addLora } from '../lib/models/adapters/lora.js';
 import type { LlamaModel } from '../lib/models/llama/model.js';
 import { KNOWN_CONFIGS, modelFromConfig } from '../lib/models/model-from-config.js';
-import { AdamW } from '../lib/train/adamw.js';
-import type { TrainingBatch } from '../lib/train/batching.js';
-import { bindObjective } from '../lib/train/objective.js';
-import { optimizerStep, type StepContext } from '../lib/train/training-step.js';
+import { StepGraphs, type StepGraphStats } from '../lib/train/step-graphs.js';
+import { optimizerStep } from '../lib/train/training-step.js';
+import { pairBatch, pairStepContext } from './pair-step.js';
 
 export interface LaunchConfig {
   name: string;
@@ -39,46 +41,41 @@ export const LAUNCH_CONFIGS: LaunchConfig[] = [
   { name: 'llama-2-7b-lora-r32-4x128', arch: 'llama', pairs: 4, tokens: 128 },
 ];
 
-function pairBatch(pairs: number, T: number): TrainingBatch {
-  const B = 2 * pairs;
-  return {
-    epoch: 0,
-    index: 0,
-    examples: new Uint32Array(pairs),
-    tokens: { inputIds: new Int32Array(B * T).fill(1000), tokenTypeIds: new Int32Array(B * T), attentionMask: new Int32Array(B * T).fill(1), batch: B, seqLen: T },
-    labels: Array.from({ length: pairs }, (_, i) => i % 2),
-    keys: Array.from({ length: B }, (_, i) => `text ${i}`),
-    realTokens: B * T,
-  };
+/** What one counted step did: its counts, and with step graphs what the graph holds. */
+export interface StepLaunchCount extends DispatchCounts {
+  /** Kernels one replay of the step's graph runs on the device (step graphs only). */
+  graphKernels?: number;
+  graph?: StepGraphStats;
 }
 
-/** Dispatches and launches of the second optimiser step of `c` on the shape-only cuda mirror. */
-export async function countStepLaunches(c: LaunchConfig): Promise<DispatchCounts> {
+/**
+ * Dispatches and launches of one optimiser step of `c` on the shape-only cuda mirror. Eager
+ * (`graphs` false): the second step (the first also creates the optimiser state). With step
+ * graphs (lib/train/step-graphs.ts): a replayed step, after two eager steps and the captured one.
+ */
+export async function countStepLaunches(c: LaunchConfig, opts: { graphs?: boolean } = {}): Promise<StepLaunchCount> {
   return withShapeOnlyBackend(async () => {
     const backend = shapeOnlyBackend('cuda');
     const model = c.arch === 'bert' ? modelFromConfig(KNOWN_CONFIGS['google-bert/bert-base-uncased'], { dropoutSeed: 7 }) : modelFromConfig(KNOWN_CONFIGS['NousResearch/Llama-2-7b-hf']);
     if (c.arch === 'llama') addLora(model as LlamaModel, { r: 32, alpha: 32, dropout: 0.1, targetModules: 'all-linear' }, 1);
-    const trainable = model.trainableParameters();
-    const optimizer = new AdamW(trainable);
-    const objective = bindObjective({ name: 'angle' }, 'pairs');
-    const ctx: StepContext = {
-      model,
-      trainable,
-      pooling: c.arch === 'bert' ? 'cls' : 'last',
-      padSide: 'right',
-      objective: objective.loss,
-      optimizer,
-      checkpointing: c.arch === 'llama',
-    };
+    const step = pairStepContext(model, { pooling: c.arch === 'bert' ? 'cls' : 'last', checkpointing: c.arch === 'llama' });
+    const graphs = opts.graphs ? new StepGraphs() : undefined;
     try {
       const batch = pairBatch(c.pairs, c.tokens);
-      await optimizerStep(ctx, [batch], 1e-4);
+      const run = () => (graphs ? graphs.step(step.ctx, [batch], 1e-4) : optimizerStep(step.ctx, [batch], 1e-4));
+      for (let i = 0; i < (graphs ? 3 : 1); i++) await run();
       backend.resetDispatchCounts();
-      await optimizerStep(ctx, [batch], 1e-4);
-      return backend.dispatchCounts();
+      const r = await run();
+      if (graphs && (r as { mode?: string }).mode !== 'replayed') throw new Error(`${c.name}: the counted step was ${(r as { mode?: string }).mode}, not a replay: ${JSON.stringify(graphs.stats().refused)}`);
+      const counts: StepLaunchCount = backend.dispatchCounts();
+      if (graphs) {
+        counts.graph = graphs.stats();
+        counts.graphKernels = Object.values(counts.graph.kernels)[0];
+      }
+      return counts;
     } finally {
-      optimizer.dispose();
-      objective.dispose();
+      graphs?.dispose();
+      step.dispose();
       model.dispose();
     }
   });
@@ -89,7 +86,11 @@ const HELP = `node --import tsx bench/cuda-launches.ts [options]
   --out <file>       where the JSON goes (default bench/results/cuda-launches-<date>.json)
   --before <file>    an earlier output of this script: its counts become launchesBefore/dispatchesBefore
   --configs <names>  comma-separated subset of: ${LAUNCH_CONFIGS.map((c) => c.name).join(', ')}
-  --help             this text`;
+  --help             this text
+
+launchesNow/dispatchesNow: a replayed step graph (lib/train/step-graphs.ts); launchesEager/
+dispatchesEager: the same step run op by op (multi-tensor AdamW included); graphKernels: the kernels
+one replay runs on the device.`;
 
 async function main(argv: string[]): Promise<void> {
   const opt = (name: string) => {
@@ -111,12 +112,24 @@ async function main(argv: string[]): Promise<void> {
   const rows = [];
   for (const c of configs) {
     const t0 = performance.now();
-    const n = await countStepLaunches(c);
+    const eager = await countStepLaunches(c);
+    const n = await countStepLaunches(c, { graphs: true });
     const b = before?.find((r) => r.config === c.name);
-    const topKernels = Object.entries(n.byKernel).sort((x, y) => y[1].dispatches - x[1].dispatches).slice(0, 12).map(([kernel, v]) => ({ kernel, ...v }));
-    const row = { config: c.name, launchesBefore: b?.launchesNow ?? n.launches, launchesNow: n.launches, dispatchesBefore: b?.dispatchesNow ?? n.dispatches, dispatchesNow: n.dispatches, topKernels };
+    const topKernels = Object.entries(eager.byKernel).sort((x, y) => y[1].dispatches - x[1].dispatches).slice(0, 12).map(([kernel, v]) => ({ kernel, ...v }));
+    const row = {
+      config: c.name,
+      launchesBefore: b?.launchesNow ?? eager.launches,
+      launchesNow: n.launches,
+      dispatchesBefore: b?.dispatchesNow ?? eager.dispatches,
+      dispatchesNow: n.dispatches,
+      launchesEager: eager.launches,
+      dispatchesEager: eager.dispatches,
+      graphKernels: n.graphKernels,
+      replayByKernel: n.byKernel,
+      topKernelsEager: topKernels,
+    };
     rows.push(row);
-    console.log(`${c.name}: ${n.dispatches} dispatches, ${n.launches} launches per step (${((performance.now() - t0) / 1000).toFixed(1)} s to count)`);
+    console.log(`${c.name}: replayed ${n.dispatches} dispatches, ${n.launches} launches (graph of ${n.graphKernels} kernels); eager ${eager.dispatches} dispatches, ${eager.launches} launches (${((performance.now() - t0) / 1000).toFixed(1)} s to count)`);
   }
   const here = dirname(fileURLToPath(import.meta.url));
   const out = opt('--out') ?? join(here, 'results', `cuda-launches-${new Date().toISOString().slice(0, 10)}.json`);
@@ -124,6 +137,7 @@ async function main(argv: string[]): Promise<void> {
   const doc = {
     what: 'host dispatches and device kernel launches per training step of the cuda backend, counted on the shape-only backend that mirrors it (bench/cuda-launches.ts)',
     measuredOn: 'shape-only backend (no GPU): a model of native/src, see lib/backend/shape-only/backend.ts',
+    how: 'launchesNow/dispatchesNow: one replayed step graph (lib/train/step-graphs.ts: one cudaGraphLaunch, one host upload per feed slot counted as a dispatch); launchesEager/dispatchesEager: the step op by op with multi-tensor AdamW; graphKernels: device kernels in the graph. The bench feeds the same batch every step. With the angle objective, batches whose labels differ upload different host-built label masks (not feeds), so lib/train/step-graphs.ts keeps such a shape eager (launchesEager applies) until the objective takes its labels as device feeds; token ids, masks, the learning rate and dropout seeds vary freely',
     before: beforeFile ?? 'this run (baseline)',
     createdAt: new Date().toISOString(),
     rows,

@@ -21,31 +21,12 @@ import { deviceSizeClass, isShapeOnlyBackend, measurePeakBytes, shapeOnlyBackend
 import { addLora } from '../lib/models/adapters/lora.js';
 import type { LlamaModel } from '../lib/models/llama/model.js';
 import { KNOWN_CONFIGS, modelFromConfig } from '../lib/models/model-from-config.js';
-import { AdamW } from '../lib/train/adamw.js';
-import type { TrainingBatch } from '../lib/train/batching.js';
-import { bindObjective } from '../lib/train/objective.js';
-import { optimizerStep, type StepContext } from '../lib/train/training-step.js';
+import { optimizerStep } from '../lib/train/training-step.js';
+import { pairBatch, pairStepContext } from '../bench/pair-step.js';
 import { createEmulatedAddon, sizeClass } from './fixtures/cuda/emulated-addon.js';
 
 const TINY_BERT = { ...KNOWN_CONFIGS['google-bert/bert-base-uncased'], hidden_size: 32, num_attention_heads: 4, intermediate_size: 64, num_hidden_layers: 2, vocab_size: 500 };
 const TINY_LLAMA = { ...KNOWN_CONFIGS['NousResearch/Llama-2-7b-hf'], hidden_size: 32, num_attention_heads: 4, num_key_value_heads: 2, intermediate_size: 48, num_hidden_layers: 2, vocab_size: 300, max_position_embeddings: 64 };
-
-function pairBatch(pairs: number, T: number, vocab: number): TrainingBatch {
-  const B = 2 * pairs;
-  const ids = new Int32Array(B * T).map((_, i) => 3 + ((i * 7919) % (vocab - 3)));
-  const mask = new Int32Array(B * T).fill(1);
-  // Some padding, so masks and pooling see it.
-  for (let b = 0; b < B; b += 3) for (let t = T - 3; t < T; t++) mask[b * T + t] = 0;
-  return {
-    epoch: 0,
-    index: 0,
-    examples: new Uint32Array(pairs),
-    tokens: { inputIds: ids, tokenTypeIds: new Int32Array(B * T), attentionMask: mask, batch: B, seqLen: T },
-    labels: Array.from({ length: pairs }, (_, i) => i % 2),
-    keys: Array.from({ length: B }, (_, i) => `text ${i}`),
-    realTokens: B * T,
-  };
-}
 
 interface StepOptions {
   arch: 'bert' | 'llama';
@@ -59,24 +40,11 @@ interface StepOptions {
 async function trainStep(o: StepOptions): Promise<number> {
   const model = modelFromConfig(o.arch === 'bert' ? TINY_BERT : TINY_LLAMA, { init: 'normal', seed: 1, dropoutSeed: 3 });
   if (o.arch === 'llama') addLora(model as LlamaModel, { r: 4, alpha: 8, dropout: 0.1, targetModules: 'all-linear' }, 2);
-  const trainable = model.trainableParameters();
-  const optimizer = new AdamW(trainable);
-  const objective = bindObjective({ name: 'angle' }, 'pairs');
-  const ctx: StepContext = {
-    model,
-    trainable,
-    pooling: o.arch === 'bert' ? 'cls' : 'last',
-    padSide: 'right',
-    objective: objective.loss,
-    optimizer,
-    gradients: o.gradients,
-    checkpointing: o.checkpointing,
-  };
+  const step = pairStepContext(model, { pooling: o.arch === 'bert' ? 'cls' : 'last', gradients: o.gradients, checkpointing: o.checkpointing });
   try {
-    return (await optimizerStep(ctx, Array.from({ length: o.micro ?? 1 }, () => pairBatch(4, 12, o.arch === 'bert' ? 500 : 300)), 1e-3)).loss;
+    return (await optimizerStep(step.ctx, Array.from({ length: o.micro ?? 1 }, () => pairBatch(4, 12, { vocab: o.arch === 'bert' ? 500 : 300, padEvery: 3 })), 1e-3)).loss;
   } finally {
-    optimizer.dispose();
-    objective.dispose();
+    step.dispose();
     model.dispose();
   }
 }

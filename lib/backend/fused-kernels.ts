@@ -13,7 +13,11 @@ export const FUSED_KERNELS = {
   gelu: 'AngleGelu',
   geluGrad: 'AngleGeluGrad',
   adamW: 'AngleAdamW',
+  /** AdamW of many parameters in place, one launch per 64 (lib/ops/adamw-step.ts fusedAdamWMultiUpdate); cuda only. */
+  adamWMulti: 'AngleAdamWMulti',
   dropout: 'AngleDropout',
+  /** dropout(x) + residual in one kernel (lib/ops/dropout.ts fusedDropoutAdd); cuda only. */
+  dropoutAdd: 'AngleDropoutAdd',
   /** Fused attention (lib/ops/fused-attention.ts): outputs out, m, l; its gradient dq, dk, dv. */
   attention: 'AngleAttention',
   attentionGrad: 'AngleAttentionGrad',

@@ -22,6 +22,7 @@ import { InputError, UnknownNameError } from '../util/errors.js';
 import { pairCount, splitPairs } from './batch.js';
 import { pairwiseRankingLoss } from './ranking.js';
 import { assertEmbeddings, checkLabels, checkPositive, readScalar } from './validate.js';
+import { capturingStep } from '../backend/step-graph.js';
 
 export const ANGLE_OBJECTIVE = 'angle';
 
@@ -72,6 +73,8 @@ export function anglePairScores(emb: tf.Tensor2D, tau = 1, pooling: AnglePooling
 }
 
 function assertNoZeroRows(emb: tf.Tensor2D): void {
+  // Nothing has run while a step graph is recorded; a zero row makes the loss read after the launch NaN.
+  if (capturingStep()) return;
   const minSq = readScalar(tf.tidy(() => tf.min(tf.sum(tf.square(emb), 1))));
   if (minSq > 0) return;
   const sq = tf.tidy(() => tf.sum(tf.square(emb), 1));

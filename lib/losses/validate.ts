@@ -5,9 +5,11 @@
  * The finiteness check reads back one scalar (the sum of the embeddings): NaN or ±Inf anywhere
  * makes the sum non-finite. Only then is the whole matrix read to say which row is bad. A tensor
  * found finite is remembered (tfjs tensors are immutable; variables, which can be reassigned, are
- * not remembered), so the AnglE total and the terms it calls read back once, not once each.
+ * not remembered), so the AnglE total and the terms it calls read back once, not once each. While a
+ * training step is recorded as a graph (lib/backend/step-graph.ts) the check is skipped.
  */
 import { tf } from '../backend/index.js';
+import { capturingStep } from '../backend/step-graph.js';
 import { InputError } from '../util/errors.js';
 
 /** Tensors already checked finite. */
@@ -29,6 +31,8 @@ export function assertEmbeddings(emb: tf.Tensor, objective: string): asserts emb
     throw new InputError(`${objective}: embeddings are empty (shape [${rows}, ${dim}])`);
   }
   if (knownFinite.has(emb)) return;
+  // While a step graph is recorded nothing has run yet: the step's loss, read after the launch, shows a NaN (lib/train/step-graphs.ts).
+  if (capturingStep()) return;
   const total = readScalar(tf.tidy(() => tf.sum(emb)));
   if (Number.isFinite(total)) {
     if (!(emb instanceof tf.Variable)) knownFinite.add(emb);

@@ -60,10 +60,19 @@ export interface ForwardOptions {
   checkpointing?: boolean;
   /**
    * 'blocked': attention over key blocks with an online softmax, recomputed in backward, so no
-   * [T, S] scores are kept (lib/ops/blocked-attention.ts); 'plain' (default): scores materialised.
+   * [T, S] scores are kept (lib/ops/blocked-attention.ts); 'fused': one kernel where the backend has
+   * it (cuda; lib/ops/fused-attention.ts), plain attention elsewhere; 'plain' (default): scores
+   * materialised. Models that do not implement a kind compute plain attention.
    */
-  attention?: 'plain' | 'blocked';
+  attention?: AttentionKind;
 }
+
+/**
+ * How attention is computed: 'plain' (default: scores materialised), 'blocked' (lib/ops/blocked-attention.ts)
+ * or 'fused' (lib/ops/fused-attention.ts: one kernel forward and one backward on cuda, flash-style,
+ * no [T, S] tensor kept; plain attention with the same dropout rule elsewhere).
+ */
+export type AttentionKind = 'plain' | 'blocked' | 'fused';
 
 export interface ModelOutput {
   /** [batch, seq, hidden]: the last layer's output (after the final norm, for decoders). */

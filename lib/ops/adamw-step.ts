@@ -82,3 +82,43 @@ export function fusedAdamWUpdate(a: AdamWInputs): AdamWOutputs {
   ) as tf.Tensor[];
   return { param, m, v };
 }
+
+/** One parameter of a multi-tensor AdamW step. */
+export interface AdamWMultiEntry {
+  param: tf.Variable;
+  grad: tf.Tensor;
+  m: tf.Variable;
+  v: tf.Variable;
+}
+
+/** Whether the active backend updates many parameters in one launch (cuda; elsewhere one kernel per parameter). */
+export function hasMultiTensorAdamW(): boolean {
+  return hasFusedKernel(FUSED_KERNELS.adamWMulti);
+}
+
+/**
+ * AdamW of every entry at once, in place (the variables' buffers are overwritten: the addresses a
+ * captured step graph reads stay valid), on backends with AngleAdamWMulti. `hyper` holds 4 floats per
+ * entry — lr, weight decay, 1 − β1^t, 1 − β2^t — and is uploaded from that very array, so a step
+ * graph can declare it a feed (lib/backend/step-graph.ts). The arithmetic is AngleAdamW's: the same
+ * numbers as one fusedAdamWUpdate per parameter.
+ */
+export function fusedAdamWMultiUpdate(entries: readonly AdamWMultiEntry[], hyper: Float32Array, beta1: number, beta2: number, eps: number): void {
+  if (!hasMultiTensorAdamW()) throw new Error(`fusedAdamWMultiUpdate: backend '${tf.getBackend()}' has no ${FUSED_KERNELS.adamWMulti} kernel`);
+  if (hyper.length !== 4 * entries.length) throw new Error(`fusedAdamWMultiUpdate: ${hyper.length} hyper-parameters for ${entries.length} parameters (expected 4 each)`);
+  if (entries.length === 0) return;
+  const inputs: Record<string, tf.Tensor> = {};
+  entries.forEach((e, i) => {
+    for (const [k, t] of [['grad', e.grad], ['m', e.m], ['v', e.v]] as const) {
+      if (!tf.util.arraysEqual(t.shape, e.param.shape) || t.dtype !== 'float32') throw new Error(`fusedAdamWMultiUpdate: entry ${i}: ${k} is ${t.dtype} [${t.shape}], param float32 [${e.param.shape}]`);
+    }
+    inputs[`p${i}`] = e.param;
+    inputs[`g${i}`] = e.grad;
+    inputs[`m${i}`] = e.m;
+    inputs[`v${i}`] = e.v;
+  });
+  tf.tidy(() => {
+    inputs.hyper = tf.tensor1d(hyper, 'float32');
+    runKernel(FUSED_KERNELS.adamWMulti, inputs, { count: entries.length, beta1, beta2, eps });
+  });
+}

@@ -12,12 +12,15 @@
  * biases and LayerNorm weights (`noDecay`).
  *
  * The update itself is `fusedAdamWUpdate` (lib/ops/adamw-step.ts): one kernel per parameter on
- * backends that have one (cuda, and cpu through lib/backend/cpu-kernels.ts), tfjs ops elsewhere.
+ * backends that have one (cpu through lib/backend/cpu-kernels.ts), tfjs ops elsewhere; on cuda
+ * `fusedAdamWMultiUpdate`, every parameter in place in ⌈n / 64⌉ launches, with the learning rates
+ * and bias corrections in one array (`hyperFeed`) that a replayed step graph uploads
+ * (lib/train/step-graphs.ts) — the same arithmetic, the same numbers.
  * The moments are tf.Variables owned by the optimiser; `exportState`/`importState` move them in
  * and out of a checkpoint.
  */
 import { tf } from '../backend/index.js';
-import { fusedAdamWUpdate } from '../ops/adamw-step.js';
+import { fusedAdamWMultiUpdate, fusedAdamWUpdate, hasMultiTensorAdamW } from '../ops/adamw-step.js';
 import { InputError } from '../util/errors.js';
 
 export interface AdamWOptions {
@@ -67,6 +70,10 @@ export class AdamW {
   readonly weightDecay: number;
   private readonly decays = new Map<string, boolean>();
   private readonly slots = new Map<string, Slot>();
+  /** The multi-tensor step's per-parameter [lr, wd, 1 − β1^t, 1 − β2^t], rewritten in place each step. */
+  private hyper = new Float32Array(0);
+  /** The parameters the last multi-tensor step updated, in order. */
+  private lastNames: string[] = [];
 
   constructor(
     readonly params: ReadonlyMap<string, tf.Variable>,
@@ -111,6 +118,19 @@ export class AdamW {
       if (g.shape.length !== p.shape.length || g.shape.some((d, i) => d !== p.shape[i])) {
         throw new InputError(`AdamW: gradient of '${name}' has shape [${g.shape}], parameter has [${p.shape}]`);
       }
+    }
+    if (hasMultiTensorAdamW()) {
+      const names = [...grads.keys()];
+      const entries = names.map((name) => {
+        const p = this.params.get(name)!;
+        const s = this.slot(name, p);
+        return { param: p, grad: grads.get(name)!, m: s.m, v: s.v };
+      });
+      fusedAdamWMultiUpdate(entries, this.advance(names, lr), this.beta1, this.beta2, this.eps);
+      return;
+    }
+    for (const [name, g] of grads) {
+      const p = this.params.get(name)!;
       const s = this.slot(name, p);
       s.t += 1;
       tf.tidy(() => {
@@ -130,6 +150,51 @@ export class AdamW {
         s.v.assign(out.v);
         p.assign(out.param);
       });
+    }
+  }
+
+  /** Counts one more step for each of `names` and writes their hyper-parameters into `hyperFeed` (same array while the count is the same). */
+  private advance(names: readonly string[], lr: number): Float32Array {
+    if (this.hyper.length !== 4 * names.length) this.hyper = new Float32Array(4 * names.length);
+    names.forEach((name, i) => {
+      const s = this.slots.get(name);
+      if (!s) throw new Error(`AdamW: '${name}' has no optimiser state yet (a replayed step needs one eager step first)`);
+      s.t += 1;
+      this.hyper.set([lr, this.decays.get(name) === true ? this.weightDecay : 0, 1 - Math.pow(this.beta1, s.t), 1 - Math.pow(this.beta2, s.t)], 4 * i);
+    });
+    this.lastNames = names.slice();
+    return this.hyper;
+  }
+
+  /** The array the multi-tensor step uploads its hyper-parameters from (a step graph's feed). */
+  get hyperFeed(): Float32Array {
+    return this.hyper;
+  }
+
+  /** The parameters the last multi-tensor step updated, in order. */
+  get lastStepNames(): readonly string[] {
+    return this.lastNames;
+  }
+
+  /**
+   * For a replayed step graph (lib/train/step-graphs.ts), which runs the update on the device
+   * without calling step(): counts the step for the parameters the captured step updated and writes
+   * their learning rate and bias corrections into `hyperFeed`, exactly as step() would have.
+   */
+  advanceForReplay(names: readonly string[], lr: number): Float32Array {
+    if (!(lr >= 0 && Number.isFinite(lr))) throw new InputError(`AdamW: learning rate must be finite and >= 0, got ${lr}`);
+    return this.advance(names, lr);
+  }
+
+  /** The step count of every parameter with state (to undo a step that did not happen). */
+  stepCounts(): Map<string, number> {
+    return new Map([...this.slots].map(([k, s]) => [k, s.t]));
+  }
+
+  restoreStepCounts(counts: ReadonlyMap<string, number>): void {
+    for (const [k, t] of counts) {
+      const s = this.slots.get(k);
+      if (s) s.t = t;
     }
   }
 

@@ -4,12 +4,13 @@
  * global norm when asked, and applied by AdamW at the scheduled learning rate.
  *
  * The only read-back is one small tensor (the loss, its terms and the gradient norm), so an
- * asynchronous backend stalls once per step at most.
+ * asynchronous backend stalls once per step at most; `stepOnDevice` is the step without it (what
+ * lib/train/step-graphs.ts records as one graph).
  */
 import { tf } from '../backend/index.js';
 import { leanVariableGrads } from '../backend/lean-tape.js';
 import { needsHiddenStates, pool, type Pooling } from '../embed/pooling.js';
-import type { TextModel } from '../models/types.js';
+import type { AttentionKind, TextModel } from '../models/types.js';
 import { gradientsByParameterName, type AdamW } from './adamw.js';
 import type { TrainingBatch } from './batching.js';
 import { clipByGlobalNorm } from './clip.js';
@@ -36,7 +37,7 @@ export interface StepContext {
   /** Recompute each layer in backward (ForwardOptions.checkpointing). */
   checkpointing?: boolean;
   /** Attention kind (ForwardOptions.attention). */
-  attention?: 'plain' | 'blocked';
+  attention?: AttentionKind;
 }
 
 export interface StepValues {
@@ -87,6 +88,37 @@ function poolEveryLayer(ctx: StepContext, states: readonly tf.Tensor3D[] | undef
  * the same order as before, so the numbers are unchanged.
  */
 export async function optimizerStep(ctx: StepContext, micro: readonly TrainingBatch[], lr: number): Promise<StepValues> {
+  const t = stepOnDevice(ctx, micro, lr);
+  try {
+    return await readStepValues(t);
+  } finally {
+    t.values.dispose();
+  }
+}
+
+/** What stepOnDevice leaves for the host to read: [loss, ...terms, gradNorm?] in one tensor. */
+export interface StepTensors {
+  values: tf.Tensor1D;
+  names: string[];
+  tokens: number;
+  clipped: boolean;
+}
+
+/** Reads a step's numbers back (the one read of a step); `t.values` stays the caller's. */
+export async function readStepValues(t: StepTensors): Promise<StepValues> {
+  const values = (await t.values.data()) as Float32Array;
+  const terms: Record<string, number> = {};
+  t.names.forEach((k, i) => (terms[k] = values[i + 1]));
+  const result: StepValues = { loss: values[0], terms, tokens: t.tokens };
+  if (t.clipped) result.gradNorm = values[values.length - 1];
+  return result;
+}
+
+/**
+ * The device part of optimizerStep: forward, backward and the update, with no read back (so a
+ * backend can record it as one graph, lib/train/step-graphs.ts). Returns the tensor of numbers to read.
+ */
+export function stepOnDevice(ctx: StepContext, micro: readonly TrainingBatch[], lr: number): StepTensors {
   let tokens = 0;
   let sumGrads: Record<string, tf.Tensor> = {};
   let termSums: Record<string, tf.Scalar> = {};
@@ -124,15 +156,9 @@ export async function optimizerStep(ctx: StepContext, micro: readonly TrainingBa
       const names = Object.keys(termSums);
       const loss = tf.mul(tf.addN(losses), scale) as tf.Scalar;
       const parts = [loss, ...names.map((k) => tf.mul(termSums[k], scale) as tf.Scalar), ...(norm ? [norm] : [])];
-      return { values: tf.stack(parts), names };
+      return { values: tf.stack(parts) as tf.Tensor1D, names };
     });
-    const values = (await out.values.data()) as Float32Array;
-    out.values.dispose();
-    const terms: Record<string, number> = {};
-    out.names.forEach((k, i) => (terms[k] = values[i + 1]));
-    const result: StepValues = { loss: values[0], terms, tokens };
-    if (ctx.maxGradNorm !== undefined) result.gradNorm = values[values.length - 1];
-    return result;
+    return { values: out.values, names: out.names, tokens, clipped: ctx.maxGradNorm !== undefined };
   } finally {
     tf.dispose([...Object.values(sumGrads), ...Object.values(termSums), ...losses]);
   }

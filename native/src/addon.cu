@@ -15,6 +15,7 @@
 #include "context.h"
 #include "elementwise.h"
 #include "fused.h"
+#include "graph.h"
 #include "layout.h"
 #include "matmul.h"
 #include "reduce.h"
@@ -209,6 +210,8 @@ FN(memoryStats) {
   setNumber(env, o, "liveBlocks", (double)s.liveBlocks);
   setNumber(env, o, "cudaMallocs", (double)s.cudaMallocs);
   setNumber(env, o, "allocations", (double)s.allocations);
+  setNumber(env, o, "graphReserved", (double)s.graphReserved);
+  setNumber(env, o, "graphs", (double)graphCount());
   setNumber(env, o, "matmulPlans", (double)matmulPlanCount());
   size_t freeB = 0, totalB = 0;
   if (contextReady() && cudaMemGetInfo(&freeB, &totalB) == cudaSuccess) {
@@ -488,8 +491,69 @@ FN(adamW) {
   return undefinedValue(env);
 } END
 
+FN(adamWMulti) {
+  // (params[], grads[], m[], v[], sizes[], hyper, beta1, beta2, eps) -> launches
+  std::vector<int64_t> p = a.list(0), g = a.list(1), m = a.list(2), v = a.list(3), n = a.list(4);
+  size_t count = p.size();
+  if (g.size() != count || m.size() != count || v.size() != count || n.size() != count)
+    fail("adamWMulti: %zu params, %zu grads, %zu first and %zu second moments, %zu sizes: expected as many of each", count, g.size(),
+         m.size(), v.size(), n.size());
+  std::vector<float*> pp(count), mp(count), vp(count);
+  std::vector<const float*> gp(count);
+  for (size_t k = 0; k < count; ++k) {
+    if (p[k] <= 0 || g[k] <= 0 || m[k] <= 0 || v[k] <= 0) fail("adamWMulti: parameter %zu has a null device address", k);
+    pp[k] = (float*)(uintptr_t)p[k];
+    gp[k] = (const float*)(uintptr_t)g[k];
+    mp[k] = (float*)(uintptr_t)m[k];
+    vp[k] = (float*)(uintptr_t)v[k];
+  }
+  int launches = adamWMulti(pp.data(), gp.data(), mp.data(), vp.data(), n.data(), (int64_t)count, (const float*)a.ptr(5),
+                            (float)a.num(6), (float)a.num(7), (float)a.num(8));
+  napi_value r;
+  napi_create_double(env, launches, &r);
+  return r;
+} END
+
+FN(graphBegin) {
+  graphBegin();
+  return undefinedValue(env);
+} END
+
+FN(graphEnd) {
+  GraphInfo g = graphEnd();
+  napi_value o;
+  napi_create_object(env, &o);
+  setNumber(env, o, "id", (double)g.id);
+  setNumber(env, o, "kernels", (double)g.kernels);
+  setNumber(env, o, "nodes", (double)g.nodes);
+  setNumber(env, o, "firstSeed", (double)g.firstSeed);
+  setNumber(env, o, "seeds", (double)g.seeds);
+  return o;
+} END
+
+FN(graphAbort) {
+  graphAbort();
+  return undefinedValue(env);
+} END
+
+FN(graphLaunch) {
+  graphLaunch((uint64_t)a.i64(0), (uint64_t)a.i64(1));
+  return undefinedValue(env);
+} END
+
+FN(graphDestroy) {
+  graphDestroy((uint64_t)a.i64(0));
+  return undefinedValue(env);
+} END
+
 FN(dropout) {
   dropout((const float*)a.ptr(0), (float*)a.ptr(1), a.i64(2), (float)a.num(3), (uint64_t)a.i64(4));
+  return undefinedValue(env);
+} END
+
+FN(dropoutAdd) {
+  // (x, residual, y, n, rate, seed)
+  dropoutAdd((const float*)a.ptr(0), (const float*)a.ptr(1), (float*)a.ptr(2), a.i64(3), (float)a.num(4), (uint64_t)a.i64(5));
   return undefinedValue(env);
 } END
 
@@ -540,7 +604,8 @@ napi_value moduleInit(napi_env env, napi_value exports) {
       EXPORT(tile),      EXPORT(gather),      EXPORT(segmentSum), EXPORT(oneHot),        EXPORT(gatherNd),
       EXPORT(scatterNd), EXPORT(matmul),      EXPORT(layerNorm),  EXPORT(layerNormGrad), EXPORT(gelu),
       EXPORT(geluGrad),  EXPORT(adamW),       EXPORT(dropout),    EXPORT(randomUniform), EXPORT(randomNormal),
-      EXPORT(attentionForward), EXPORT(attentionBackward),
+      EXPORT(attentionForward), EXPORT(attentionBackward), EXPORT(adamWMulti), EXPORT(graphBegin), EXPORT(graphEnd),
+      EXPORT(graphAbort), EXPORT(graphLaunch), EXPORT(graphDestroy), EXPORT(dropoutAdd),
   };
   napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
   return exports;

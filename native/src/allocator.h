@@ -19,6 +19,7 @@ struct MemoryStats {
   uint64_t liveBlocks;
   uint64_t cudaMallocs; // calls that reached cudaMalloc
   uint64_t allocations; // all allocations served
+  size_t graphReserved; // bytes in free blocks kept for captured CUDA graphs (graph.cu), not reusable by others
 };
 
 void* deviceAlloc(size_t bytes);
@@ -30,5 +31,17 @@ MemoryStats memoryStats();
 void emptyCache();
 // A soft cap on inUse + cached (0 removes it); an allocation beyond it fails like a device OOM.
 void setMemoryLimit(size_t bytes);
+
+// CUDA graph capture (graph.cu). A replayed graph reads and writes the addresses it was captured
+// with, so while pool `pool` captures: every new block belongs to it; a block that belongs to it
+// and is freed (during or after the capture) goes to the pool's own free list, which only later
+// allocations of the same capture use; and a block of anyone else freed during the capture is
+// retained by the pool (the graph still reads it when replayed). Nothing of a pool reaches the
+// shared free lists until allocatorReleasePool (the graph was destroyed).
+void allocatorBeginCapture(uint64_t pool);
+void allocatorEndCapture();
+void allocatorReleasePool(uint64_t pool);
+// The pool capturing now (0: none).
+uint64_t allocatorCapturingPool();
 
 }  // namespace angle

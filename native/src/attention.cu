@@ -14,6 +14,7 @@
 #include <math.h>
 
 #include "attention.h"
+#include "graph.h"
 #include "philox.h"
 
 namespace angle {
@@ -300,6 +301,8 @@ float keepScaleOf(const AttentionShape& sh) { return 1.0f / (1.0f - sh.dropoutRa
 void attentionForward(const float* q, const float* k, const float* v, const float* mask, float* out, float* m, float* l,
                       const AttentionShape& sh) {
   checkShape(sh, mask, "attentionForward");
+  // Its dropout seed is a kernel argument: a replay would draw the captured mask again (graph.h).
+  if (graphCapturing() && sh.dropoutRate > 0) fail("attentionForward with dropout cannot be captured in a graph yet (its seed is not read from the device)");
   if (sh.B == 0 || sh.T == 0) return;
   if (sh.S == 0) fail("attentionForward: no keys");
   dim3 grid((unsigned)(sh.B * sh.H), (unsigned)((sh.T + FWD_ROWS - 1) / FWD_ROWS));
@@ -310,6 +313,8 @@ void attentionForward(const float* q, const float* k, const float* v, const floa
 void attentionBackward(const float* q, const float* k, const float* v, const float* mask, const float* out, const float* dout,
                        const float* m, const float* l, float* rowDot, float* dq, float* dk, float* dv, const AttentionShape& sh) {
   checkShape(sh, mask, "attentionBackward");
+  // Its dropout seed is a kernel argument: a replay would draw the captured mask again (graph.h).
+  if (graphCapturing() && sh.dropoutRate > 0) fail("attentionBackward with dropout cannot be captured in a graph yet (its seed is not read from the device)");
   if (sh.B == 0 || sh.T == 0 || sh.S == 0) {
     if (sh.B > 0 && sh.S > 0) {
       CUDA_CHECK(cudaMemsetAsync(dk, 0, sizeof(float) * sh.B * sh.Hkv * sh.S * sh.D, stream()));

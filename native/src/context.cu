@@ -1,4 +1,5 @@
 #include "context.h"
+#include "graph.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -79,6 +80,8 @@ const DeviceInfo& initContext() {
 
 void uploadAsync(void* dst, const void* src, size_t bytes) {
   if (bytes == 0) return;
+  // The ring buffer is reused: a captured copy from it would replay other bytes (graph.h).
+  if (graphCapturing()) fail("upload during a graph capture: upload before the capture, or before each launch (lib/backend/cuda defers them)");
   cudaStream_t s = stream();
   if (bytes > RING_MAX_UPLOAD) {
     CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s));
@@ -99,6 +102,7 @@ void uploadAsync(void* dst, const void* src, size_t bytes) {
 }
 
 void downloadSync(void* dst, const void* src, size_t bytes) {
+  if (graphCapturing()) fail("read back during a graph capture: nothing has run yet (the step reads after graphEnd and the launch)");
   cudaStream_t s = stream();
   if (bytes == 0) {
     CUDA_CHECK(cudaStreamSynchronize(s));
@@ -137,6 +141,7 @@ static void givePinned(void* p, size_t n) {
 }
 
 PendingRead downloadBegin(const void* src, size_t bytes) {
+  if (graphCapturing()) fail("read back during a graph capture: nothing has run yet (the step reads after graphEnd and the launch)");
   cudaStream_t s = stream();
   PendingRead r;
   size_t got = 0;
@@ -162,6 +167,9 @@ void downloadFinish(PendingRead& r, void* dst) {
   r.pinned = nullptr;
 }
 
-void synchronize() { CUDA_CHECK(cudaStreamSynchronize(stream())); }
+void synchronize() {
+  if (graphCapturing()) fail("synchronize during a graph capture");
+  CUDA_CHECK(cudaStreamSynchronize(stream()));
+}
 
 }  // namespace angle

@@ -1,4 +1,5 @@
 #include "fused.h"
+#include "graph.h"
 
 #include <math.h>
 
@@ -193,9 +194,65 @@ void adamW(const float* p, const float* g, const float* m, const float* v, float
   LAUNCH_CHECK("adamW");
 }
 
+// Multi-tensor AdamW: one launch updates up to ADAMW_MULTI_MAX parameters in place, their
+// addresses passed by value (PyTorch's multi_tensor_apply habit), the per-parameter learning rate,
+// weight decay and bias corrections read from the device (hyper: 4 floats per parameter) so that a
+// replayed graph sees the step's new values. blockIdx.y picks the parameter, blocks along x stride
+// over its elements; the arithmetic is adamWKernel's, so the numbers equal one launch per tensor.
+__global__ void adamWMultiKernel(AdamWMultiChunk c, const float* __restrict__ hyper, float b1, float b2, float eps) {
+  int t = blockIdx.y;
+  if (t >= c.count) return;
+  float* p = c.p[t];
+  const float* g = c.g[t];
+  float* m = c.m[t];
+  float* v = c.v[t];
+  int64_t n = c.n[t];
+  const float* h = hyper + 4 * (int64_t)c.hyperIndex[t];
+  float lr = h[0], wd = h[1], bc1 = h[2], bc2 = h[3];
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    float gi = g[i];
+    float mi = b1 * m[i] + (1.0f - b1) * gi;
+    float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
+    float pi = p[i] * (1.0f - lr * wd);
+    pi -= lr * (mi / bc1) / (sqrtf(vi / bc2) + eps);
+    m[i] = mi;
+    v[i] = vi;
+    p[i] = pi;
+  }
+}
+
+int adamWMulti(float* const* p, const float* const* g, float* const* m, float* const* v, const int64_t* n, int64_t count, const float* hyper,
+               float beta1, float beta2, float eps) {
+  int launches = 0;
+  for (int64_t start = 0; start < count; start += ADAMW_MULTI_MAX) {
+    AdamWMultiChunk c = {};
+    c.count = (int)(count - start < ADAMW_MULTI_MAX ? count - start : ADAMW_MULTI_MAX);
+    int64_t longest = 0;
+    for (int k = 0; k < c.count; ++k) {
+      c.p[k] = p[start + k];
+      c.g[k] = g[start + k];
+      c.m[k] = m[start + k];
+      c.v[k] = v[start + k];
+      c.n[k] = n[start + k];
+      c.hyperIndex[k] = (int)(start + k);
+      if (n[start + k] > longest) longest = n[start + k];
+    }
+    if (longest == 0) continue;
+    int64_t blocks = (longest + 255) / 256;
+    dim3 grid((unsigned)(blocks < 1024 ? blocks : 1024), (unsigned)c.count);
+    adamWMultiKernel<<<grid, 256, 0, stream()>>>(c, hyper, beta1, beta2, eps);
+    LAUNCH_CHECK("adamWMulti");
+    launches++;
+  }
+  return launches;
+}
+
 // ---- dropout and random tensors (Philox4x32-10, ./philox.h) -----------------------------------
 
-__global__ void dropoutKernel(const float* __restrict__ x, float* __restrict__ y, int64_t n, float rate, float scale, uint64_t seed) {
+__global__ void dropoutKernel(const float* __restrict__ x, float* __restrict__ y, int64_t n, float rate, float scale, uint64_t seedArg,
+                              const uint64_t* __restrict__ seedBase) {
+  // In a captured graph the seed is the replay's base plus this kernel's offset (graph.h).
+  uint64_t seed = seedBase ? *seedBase + seedArg : seedArg;
   int64_t groups = (n + 3) / 4;
   for (int64_t gi = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; gi < groups; gi += (int64_t)gridDim.x * blockDim.x) {
     uint4 r = philox((uint64_t)gi, seed);
@@ -210,8 +267,33 @@ __global__ void dropoutKernel(const float* __restrict__ x, float* __restrict__ y
 void dropout(const float* x, float* y, int64_t n, float rate, uint64_t seed) {
   if (n == 0) return;
   if (!(rate >= 0.0f && rate < 1.0f)) fail("dropout: rate %g outside [0, 1)", (double)rate);
-  dropoutKernel<<<gridFor((n + 3) / 4), 256, 0, stream()>>>(x, y, n, rate, 1.0f / (1.0f - rate), seed);
+  const uint64_t* seedBase = capturedSeed(&seed);
+  dropoutKernel<<<gridFor((n + 3) / 4), 256, 0, stream()>>>(x, y, n, rate, 1.0f / (1.0f - rate), seed, seedBase);
   LAUNCH_CHECK("dropout");
+}
+
+// y = dropout(x) + residual in one pass (the residual connection after a dropped-out sublayer):
+// the mask and scaling of dropoutKernel, then the add, rounded as the two kernels round (no fma).
+__global__ void dropoutAddKernel(const float* __restrict__ x, const float* __restrict__ r, float* __restrict__ y, int64_t n, float rate,
+                                 float scale, uint64_t seedArg, const uint64_t* __restrict__ seedBase) {
+  uint64_t seed = seedBase ? *seedBase + seedArg : seedArg;
+  int64_t groups = (n + 3) / 4;
+  for (int64_t gi = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; gi < groups; gi += (int64_t)gridDim.x * blockDim.x) {
+    uint4 u = philox((uint64_t)gi, seed);
+    uint32_t w[4] = {u.x, u.y, u.z, u.w};
+    for (int k = 0; k < 4; ++k) {
+      int64_t i = gi * 4 + k;
+      if (i < n) y[i] = __fadd_rn(toUniform(w[k]) >= rate ? __fmul_rn(x[i], scale) : 0.0f, r[i]);
+    }
+  }
+}
+
+void dropoutAdd(const float* x, const float* residual, float* y, int64_t n, float rate, uint64_t seed) {
+  if (n == 0) return;
+  if (!(rate >= 0.0f && rate < 1.0f)) fail("dropoutAdd: rate %g outside [0, 1)", (double)rate);
+  const uint64_t* seedBase = capturedSeed(&seed);
+  dropoutAddKernel<<<gridFor((n + 3) / 4), 256, 0, stream()>>>(x, residual, y, n, rate, 1.0f / (1.0f - rate), seed, seedBase);
+  LAUNCH_CHECK("dropoutAdd");
 }
 
 __global__ void uniformKernel(float* __restrict__ y, int64_t n, uint64_t seed, float lo, float hi) {
@@ -243,12 +325,14 @@ __global__ void normalKernel(float* __restrict__ y, int64_t n, uint64_t seed, fl
 
 void randomUniform(float* y, int64_t n, uint64_t seed, float lo, float hi) {
   if (n == 0) return;
+  if (graphCapturing()) fail("randomUniform cannot be captured in a graph (initialisation, not a training step)");
   uniformKernel<<<gridFor((n + 3) / 4), 256, 0, stream()>>>(y, n, seed, lo, hi);
   LAUNCH_CHECK("randomUniform");
 }
 
 void randomNormal(float* y, int64_t n, uint64_t seed, float mean, float std) {
   if (n == 0) return;
+  if (graphCapturing()) fail("randomNormal cannot be captured in a graph (initialisation, not a training step)");
   normalKernel<<<gridFor((n + 3) / 4), 256, 0, stream()>>>(y, n, seed, mean, std);
   LAUNCH_CHECK("randomNormal");
 }

@@ -20,8 +20,28 @@ void geluBackward(const float* dy, const float* x, float* dx, int64_t n);
 void adamW(const float* p, const float* g, const float* m, const float* v, float* pOut, float* mOut, float* vOut, int64_t n, float lr,
            float beta1, float beta2, float eps, float weightDecay, float biasCorrection1, float biasCorrection2);
 
+// Parameters per launch of adamWMulti: the chunk travels as a kernel argument (40 bytes a
+// parameter, under the 4 KiB parameter limit of every CUDA version).
+constexpr int ADAMW_MULTI_MAX = 64;
+struct AdamWMultiChunk {
+  float* p[ADAMW_MULTI_MAX];
+  const float* g[ADAMW_MULTI_MAX];
+  float* m[ADAMW_MULTI_MAX];
+  float* v[ADAMW_MULTI_MAX];
+  int64_t n[ADAMW_MULTI_MAX];
+  int hyperIndex[ADAMW_MULTI_MAX];
+  int count;
+};
+// AdamW of `count` parameters in place, ceil(count / ADAMW_MULTI_MAX) launches (returned).
+// hyper: device floats [count, 4] = lr, weight decay, 1 - beta1^t, 1 - beta2^t per parameter.
+int adamWMulti(float* const* p, const float* const* g, float* const* m, float* const* v, const int64_t* n, int64_t count, const float* hyper,
+               float beta1, float beta2, float eps);
+
 // y = x * keep-mask / (1 - rate); element i's uniform number is a pure function of (seed, i).
 void dropout(const float* x, float* y, int64_t n, float rate, uint64_t seed);
+
+// y = dropout(x; rate, seed) + residual: dropout's mask, one launch instead of two.
+void dropoutAdd(const float* x, const float* residual, float* y, int64_t n, float rate, uint64_t seed);
 
 // Uniform [lo, hi) or normal(mean, std) numbers from the same generator.
 void randomUniform(float* y, int64_t n, uint64_t seed, float lo, float hi);

@@ -33,6 +33,21 @@ export interface NativeMemoryStats {
   matmulPlans: number;
   deviceFree?: number;
   deviceTotal?: number;
+  /** Free bytes kept for captured CUDA graphs (native/src/graph.h), not reusable by other tensors. */
+  graphReserved?: number;
+  /** Captured graphs alive. */
+  graphs?: number;
+}
+
+/** What graphEnd reports of a captured graph (native/src/graph.h GraphInfo). */
+export interface NativeGraphInfo {
+  id: number;
+  /** Kernel nodes: what one graphLaunch runs. */
+  kernels: number;
+  nodes: number;
+  /** Smallest dropout seed captured, and largest − smallest + 1 (0 when nothing draws random numbers). */
+  firstSeed: number;
+  seeds: number;
 }
 
 type TA = Float32Array | Int32Array | Uint8Array;
@@ -76,8 +91,18 @@ export interface CudaAddon {
   geluGrad(dy: Ptr, x: Ptr, dx: Ptr, n: number): void;
   adamW(p: Ptr, g: Ptr, m: Ptr, v: Ptr, pOut: Ptr, mOut: Ptr, vOut: Ptr, n: number, lr: number, b1: number, b2: number, eps: number, wd: number, bc1: number, bc2: number): void;
   dropout(x: Ptr, y: Ptr, n: number, rate: number, seed: number): void;
+  /** y = dropout(x) + residual, dropout's mask (fused.cu dropoutAdd). */
+  dropoutAdd(x: Ptr, residual: Ptr, y: Ptr, n: number, rate: number, seed: number): void;
   randomUniform(y: Ptr, n: number, seed: number, lo: number, hi: number): void;
   randomNormal(y: Ptr, n: number, seed: number, mean: number, std: number): void;
+  /** AdamW of every listed parameter in place, ⌈count / 64⌉ launches (returned); hyper: device floats [count, 4] = lr, wd, 1 − β1^t, 1 − β2^t. */
+  adamWMulti(p: Ptr[], g: Ptr[], m: Ptr[], v: Ptr[], n: number[], hyper: Ptr, b1: number, b2: number, eps: number): number;
+  /** CUDA graph capture of the stream (native/src/graph.h): begin, end (instantiates), abort, launch, destroy. */
+  graphBegin(): void;
+  graphEnd(): NativeGraphInfo;
+  graphAbort(): void;
+  graphLaunch(id: number, seedBase: number): void;
+  graphDestroy(id: number): void;
   /** native/src/attention.h; mask 0 = none; shape = B, H, Hkv, T, S, D, maskB, maskT, scale, dropout rate, seed. */
   attentionForward(q: Ptr, k: Ptr, v: Ptr, mask: Ptr | 0, out: Ptr, m: Ptr, l: Ptr, ...shape: AttentionShapeArgs): void;
   attentionBackward(q: Ptr, k: Ptr, v: Ptr, mask: Ptr | 0, out: Ptr, dout: Ptr, m: Ptr, l: Ptr, rowDot: Ptr, dq: Ptr, dk: Ptr, dv: Ptr, ...shape: AttentionShapeArgs): void;

@@ -27,6 +27,7 @@
  */
 import * as tf from '@tensorflow/tfjs-core';
 import { deviceSizeClass } from './device-allocator.js';
+import { uploadBytes, type HostArray, type StepGraph, type StepGraphBackend, type UploadRecord } from '../step-graph.js';
 
 type DataId = object;
 
@@ -84,8 +85,22 @@ function sizeOf(shape: readonly number[]): number {
   return n;
 }
 
-export class ShapeOnlyBackend extends tf.KernelBackend {
+/** A capture in progress on the shape-only backend: what the cuda backend would record (../step-graph.ts). */
+interface ShapeOnlyCapture {
+  feeds: ReadonlyMap<HostArray, string>;
+  uploads: UploadRecord[];
+  kernels: number;
+  firstSeed?: number;
+  lastSeed: number;
+}
+
+export class ShapeOnlyBackend extends tf.KernelBackend implements StepGraphBackend {
   private readonly store: tf.DataStorage<ShapeOnlyData>;
+  private capture?: ShapeOnlyCapture;
+  private uploadLog?: { feeds: ReadonlyMap<HostArray, string>; records: UploadRecord[] };
+  private readonly graphs = new Map<number, { feedSlots: number; constants: number; launched: boolean }>();
+  private nextGraph = 1;
+  private explicitLaunches?: number;
   private static nextId = 0;
   private counters: ShapeOnlyMemory = { liveBytes: 0, peakBytes: 0, liveDeviceBytes: 0, peakDeviceBytes: 0, liveBuffers: 0, allocations: 0, reads: 0 };
   private dispatch: DispatchCounts = { dispatches: 0, launches: 0, byKernel: {} };
@@ -122,15 +137,24 @@ export class ShapeOnlyBackend extends tf.KernelBackend {
     this.counters.liveBuffers--;
   }
 
+  /** An upload of host values (write/move): deferred into a slot while capturing, else logged when asked. */
+  private noteUpload(values: tf.backend_util.BackendValues | null | undefined): void {
+    if (values == null || !(this.capture || this.uploadLog)) return;
+    const feed = (this.capture ?? this.uploadLog)!.feeds.get(values as HostArray);
+    const n = (values as ArrayLike<number>).length;
+    const rec: UploadRecord = { feed, values: n, bytes: feed === undefined ? uploadBytes(values as HostArray) : undefined };
+    (this.capture?.uploads ?? this.uploadLog!.records).push(rec);
+  }
+
   override write(values: tf.backend_util.BackendValues, shape: number[], dtype: tf.DataType): DataId {
-    void values;
+    this.noteUpload(values);
     const dataId = { id: ShapeOnlyBackend.nextId++ };
     this.store.set(dataId, this.record(sizeOf(shape), dtype));
     return dataId;
   }
 
   override move(dataId: DataId, values: tf.backend_util.BackendValues, shape: number[], dtype: tf.DataType, refCount: number): void {
-    void values;
+    this.noteUpload(values);
     const d = this.record(sizeOf(shape), dtype);
     d.refCount = refCount;
     this.store.set(dataId, d);
@@ -185,6 +209,7 @@ export class ShapeOnlyBackend extends tf.KernelBackend {
   }
 
   override readSync(dataId: DataId): tf.backend_util.BackendValues {
+    if (this.capture) throw new Error('shape-only backend: read back during a graph capture: nothing has run yet (as on cuda)');
     const d = this.store.get(dataId);
     this.counters.reads++;
     if (d.dtype === 'float32') return new Float32Array(d.size).fill(1);
@@ -201,16 +226,96 @@ export class ShapeOnlyBackend extends tf.KernelBackend {
   /** Runs one kernel call and counts its dispatch and launches (./index.ts wraps every kernel with this). */
   countDispatch<T>(kernelName: string, run: () => T): T {
     const before = this.counters.allocations;
+    this.explicitLaunches = undefined;
     const out = run();
-    // No new buffer (outputs or scratch): the kernel only shared an input's buffer, nothing ran on the device.
-    const launches = this.counters.allocations > before ? (CUDA_LAUNCHES[kernelName] ?? 1) : 0;
+    // No new buffer (outputs or scratch): the kernel only shared an input's buffer, nothing ran on the
+    // device — unless it works in place and said how many kernels it launched (noteLaunches).
+    const launches = this.explicitLaunches ?? (this.counters.allocations > before ? (CUDA_LAUNCHES[kernelName] ?? 1) : 0);
+    this.explicitLaunches = undefined;
+    if (this.capture) {
+      // Recorded into the graph, not launched: the host still dispatched the kernel.
+      this.capture.kernels += launches;
+      this.count(kernelName, 1, 0);
+    } else {
+      this.count(kernelName, 1, launches);
+    }
+    return out;
+  }
+
+  private count(kernelName: string, dispatches: number, launches: number): void {
     const d = this.dispatch;
     const k = (d.byKernel[kernelName] ??= { dispatches: 0, launches: 0 });
-    d.dispatches++;
+    d.dispatches += dispatches;
     d.launches += launches;
-    k.dispatches++;
+    k.dispatches += dispatches;
     k.launches += launches;
-    return out;
+  }
+
+  /** For a kernel that writes in place (no new buffer): the device kernels it launches. */
+  noteLaunches(n: number): void {
+    this.explicitLaunches = n;
+  }
+
+  /** A dropout seed a kernel draws with (graph.h: a capture shifts them by the launch's base). */
+  noteSeed(seed: number): void {
+    const c = this.capture;
+    if (!c) return;
+    if (c.firstSeed === undefined) c.firstSeed = seed;
+    if (seed < c.firstSeed) throw new Error(`shape-only backend: graph capture: seed ${seed} is below the capture's first seed ${c.firstSeed} (seeds must increase)`);
+    c.lastSeed = Math.max(c.lastSeed, seed);
+  }
+
+  /** A kernel whose dropout seed is a launch argument cannot be captured (as native/src/attention.cu refuses). */
+  noteUnseededDropout(kernel: string, rate: number): void {
+    if (this.capture && rate > 0) throw new Error(`shape-only backend: ${kernel} with dropout cannot be captured in a graph yet (its seed is not read from the device)`);
+  }
+
+  // ---- step graphs (../step-graph.ts): counted as the cuda backend would run them ---------------------
+
+  get capturingStep(): boolean {
+    return this.capture !== undefined;
+  }
+
+  beginStepCapture(feeds: ReadonlyMap<HostArray, string>): void {
+    if (this.capture) throw new Error('shape-only backend: a step capture is in progress already');
+    this.capture = { feeds, uploads: [], kernels: 0, lastSeed: 0 };
+  }
+
+  endStepCapture(): StepGraph {
+    const c = this.capture;
+    if (!c) throw new Error('shape-only backend: no step capture is in progress');
+    this.capture = undefined;
+    const id = this.nextGraph++;
+    const feedSlots = c.uploads.filter((u) => u.feed !== undefined).length;
+    const constants = c.uploads.filter((u) => u.feed === undefined);
+    this.graphs.set(id, { feedSlots, constants: constants.length, launched: false });
+    const seeded = c.firstSeed !== undefined;
+    return { id, kernels: c.kernels, feedSlots, constants, firstSeed: seeded ? c.firstSeed! : 0, seeds: seeded ? c.lastSeed - c.firstSeed! + 1 : 0 };
+  }
+
+  abortStepCapture(): void {
+    this.capture = undefined;
+  }
+
+  /** One graph launch (a launch, a dispatch) and one upload per feed slot (a dispatch each; constants the first time). */
+  launchStepGraph(g: StepGraph, feeds: Readonly<Record<string, HostArray>>, seedBase: number): void {
+    void seedBase;
+    const rec = this.graphs.get(g.id);
+    if (!rec) throw new Error(`shape-only backend: step graph ${g.id} was destroyed or never captured`);
+    for (const name of new Set(Object.keys(feeds))) if (feeds[name] === undefined) throw new Error(`shape-only backend: no values for feed '${name}'`);
+    this.count('GraphUpload', rec.feedSlots + (rec.launched ? 0 : rec.constants), 0);
+    this.count('GraphLaunch', 1, 1);
+    rec.launched = true;
+  }
+
+  destroyStepGraph(g: StepGraph): void {
+    this.graphs.delete(g.id);
+  }
+
+  logUploads(feeds: ReadonlyMap<HostArray, string> | undefined): UploadRecord[] {
+    const records = this.uploadLog?.records ?? [];
+    this.uploadLog = feeds ? { feeds, records: [] } : undefined;
+    return records;
   }
 
   /** Dispatches and launches since the backend started or `resetDispatchCounts` (a copy). */

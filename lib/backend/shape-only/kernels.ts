@@ -493,7 +493,24 @@ export const FUSED_SHAPE_KERNELS: ShapeOnlyKernel[] = [
     kernelFunc: (a) => {
       const x = input(a, 'x');
       castScratch(a, x, 'float32');
+      be(a).noteSeed(attr<number>(a, 'seed'));
       return out(a, x.shape, 'float32');
+    },
+  },
+  {
+    kernelName: FUSED_KERNELS.dropoutAdd,
+    kernelFunc: (a) => {
+      be(a).noteSeed(attr<number>(a, 'seed'));
+      return out(a, input(a, 'x').shape, 'float32');
+    },
+  },
+  {
+    // In place (the parameters and moments are written where they are): no outputs, ⌈count / 64⌉ launches (native/src/fused.h).
+    kernelName: FUSED_KERNELS.adamWMulti,
+    kernelFunc: (a) => {
+      const count = attr<number>(a, 'count');
+      be(a).noteLaunches(Math.ceil(count / 64));
+      return [];
     },
   },
   // Fused attention (lib/backend/cuda/kernels/attention.ts): out and two floats per query row;
@@ -502,6 +519,7 @@ export const FUSED_SHAPE_KERNELS: ShapeOnlyKernel[] = [
     kernelName: FUSED_KERNELS.attention,
     kernelFunc: (a) => {
       const q = input(a, 'q');
+      be(a).noteUnseededDropout('AngleAttention', attr<number>(a, 'rate'));
       return [out(a, q.shape, 'float32'), out(a, q.shape.slice(0, 3), 'float32'), out(a, q.shape.slice(0, 3), 'float32')];
     },
   },
@@ -510,6 +528,7 @@ export const FUSED_SHAPE_KERNELS: ShapeOnlyKernel[] = [
     kernelFunc: (a) => {
       const q = input(a, 'q');
       const k = input(a, 'k');
+      be(a).noteUnseededDropout('AngleAttentionGrad', attr<number>(a, 'rate'));
       if (mirrorsCuda(a)) be(a).scratch(q.shape.slice(0, 3), 'float32');
       return [out(a, q.shape, 'float32'), out(a, k.shape, 'float32'), out(a, k.shape, 'float32')];
     },

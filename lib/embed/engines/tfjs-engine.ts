@@ -24,6 +24,8 @@ export const DEFAULT_ACTIVATION_BUDGET_BYTES = 128 * 2 ** 20;
 export interface TfjsEngineOptions {
   /** Most padded tokens (rows × padded length) one forward pass may take; default from the memory budget. */
   maxPaddedTokens?: number;
+  /** 'fused': attention as one kernel where the backend has it (cuda), for models that implement it (ForwardOptions.attention). */
+  attention?: 'plain' | 'fused';
 }
 
 /** A model that can say how many bytes of activations an inference forward of a batch holds at its peak. */
@@ -44,11 +46,14 @@ function parseTokenBound(v: number | string, where: string): number {
 export class TfjsEngine implements InferenceEngine {
   readonly name = 'tfjs' as const;
   private readonly fixedBound?: number;
+  private readonly attention?: 'plain' | 'fused';
 
   constructor(
     private readonly model: TextModel,
     opts: TfjsEngineOptions = {},
   ) {
+    if (opts.attention !== undefined && opts.attention !== 'plain' && opts.attention !== 'fused') throw new InputError(`tfjs engine: attention '${opts.attention as string}': expected plain or fused`);
+    this.attention = opts.attention;
     if (opts.maxPaddedTokens !== undefined) this.fixedBound = parseTokenBound(opts.maxPaddedTokens, 'maxPaddedTokens');
     else if (process.env.ANGLE_TFJS_MAX_TOKENS?.trim()) this.fixedBound = parseTokenBound(process.env.ANGLE_TFJS_MAX_TOKENS.trim(), 'ANGLE_TFJS_MAX_TOKENS');
   }
@@ -92,7 +97,7 @@ export class TfjsEngine implements InferenceEngine {
   }
 
   private forward(batch: TokenBatch, opts: EngineRunOptions): EngineOutput {
-    return forwardToLayer(this.model, batch, opts);
+    return forwardToLayer(this.model, batch, opts, this.attention);
   }
 
   async dispose(): Promise<void> {}
@@ -103,9 +108,9 @@ export class TfjsEngine implements InferenceEngine {
  * the top: the tfjs forward has no early exit, so it computes every layer and keeps
  * hidden_states[layers] (the ONNX engines export a graph that ends there instead).
  */
-export function forwardToLayer(model: Pick<TextModel, 'forward' | 'numLayers'>, batch: TokenBatch, opts: EngineRunOptions): EngineOutput {
+export function forwardToLayer(model: Pick<TextModel, 'forward' | 'numLayers'>, batch: TokenBatch, opts: EngineRunOptions, attention?: 'plain' | 'fused'): EngineOutput {
   const cut = opts.layers !== undefined && opts.layers < model.numLayers ? opts.layers : undefined;
-  const o = model.forward(batch, { training: false, outputHiddenStates: opts.hiddenStates || cut !== undefined });
+  const o = model.forward(batch, { training: false, outputHiddenStates: opts.hiddenStates || cut !== undefined, ...(attention ? { attention } : {}) });
   if (cut === undefined) return { lastHiddenState: o.lastHiddenState, hiddenStates: o.hiddenStates, poolerOutput: o.poolerOutput };
   const states = o.hiddenStates[cut];
   if (!states) throw new InputError(`the model returned ${o.hiddenStates.length} hidden states, none at layer ${cut}`);

@@ -10,7 +10,9 @@
  * the cpu backend.
  */
 import { fusedDropout, fusedGelu, fusedLayerNorm } from '../../ops/index.js';
+import { fusedDropoutAdd } from '../../ops/dropout.js';
 import { blockedAttention } from '../../ops/blocked-attention.js';
+import { fusedAttention } from '../../ops/fused-attention.js';
 import { checkpoint, replayingDropout, trainableUnder } from '../../ops/checkpoint.js';
 import { backendCapabilities, tf } from '../../backend/index.js';
 import { InputError } from '../../util/errors.js';
@@ -18,7 +20,7 @@ import type { BertConfig } from './config.js';
 import type { RawTensor } from './weights.js';
 import { TransformerModel } from '../transformer-model.js';
 import { InferenceWeights, type DenseWeight } from './inference-weights.js';
-import type { ForwardOptions, ModelOutput, TextModel, TokenBatch } from '../types.js';
+import type { AttentionKind, ForwardOptions, ModelOutput, TextModel, TokenBatch } from '../types.js';
 
 /** What the encoder returns (the pooler output when the checkpoint has a pooler). */
 export type BertOutput = ModelOutput;
@@ -98,13 +100,20 @@ export class BertModel extends TransformerModel<BertConfig> implements TextModel
     return fusedDropout(x, rate, this.nextDropoutSeed());
   }
 
+  /** dropout(x) + residual: one kernel on cuda (fusedDropoutAdd), the two ops elsewhere; x + residual when not training. */
+  private dropoutAdd(x: tf.Tensor, residual: tf.Tensor, rate: number, training: boolean): tf.Tensor {
+    if (!training || rate <= 0) return tf.add(x, residual);
+    return fusedDropoutAdd(x, residual, rate, this.nextDropoutSeed());
+  }
+
   /**
    * Runs the encoder on a tokenised batch. Tensors returned are owned by the caller.
    *
    * Training (or any call while tfjs records gradients) runs each layer in its own tf.tidy, so a
    * layer's intermediates the gradient tape did not save are freed when the layer ends; with
    * `checkpointing` each layer is one recomputed op (../../ops/checkpoint.ts) that keeps only its
-   * input, and `attention: 'blocked'` keeps no [T, T] scores (../../ops/blocked-attention.ts).
+   * input, `attention: 'blocked'` keeps no [T, T] scores (../../ops/blocked-attention.ts), and
+   * `attention: 'fused'` runs each layer's attention as one kernel on cuda (../../ops/fused-attention.ts).
    * Inference runs one layer at a time too (see inferenceForward): the same ops in the same order,
    * so the numbers are identical bit for bit, at a peak of the weights plus about one layer's
    * activations.
@@ -150,7 +159,8 @@ export class BertModel extends TransformerModel<BertConfig> implements TextModel
     const hidden: tf.Tensor3D[] = opts.outputHiddenStates ? [h as tf.Tensor3D] : [];
     try {
       for (let l = 0; l < cfg.numLayers; l++) {
-        const a = tf.tidy(() => this.attentionBlock(h, additiveMask, batch, l, false, dense));
+        // 'fused' is honoured at inference too; 'blocked' only saves training memory, so inference keeps plain attention.
+        const a = tf.tidy(() => this.attentionBlock(h, additiveMask, batch, l, false, dense, opts.attention === 'fused' ? 'fused' : 'plain'));
         if (!opts.outputHiddenStates) h.dispose();
         h = tf.tidy(() => this.feedForwardBlock(a, l, false, dense));
         a.dispose();
@@ -190,7 +200,7 @@ export class BertModel extends TransformerModel<BertConfig> implements TextModel
   }
 
   /** Self-attention of layer l, its output projection, residual and LayerNorm. */
-  private attentionBlock(h: tf.Tensor, additiveMask: tf.Tensor, batch: TokenBatch, l: number, training: boolean, dense: DenseWeight, attention: 'plain' | 'blocked' = 'plain'): tf.Tensor {
+  private attentionBlock(h: tf.Tensor, additiveMask: tf.Tensor, batch: TokenBatch, l: number, training: boolean, dense: DenseWeight, attention: AttentionKind = 'plain'): tf.Tensor {
     const cfg = this.config;
     const { batch: B, seqLen: T } = batch;
     const p = `encoder.layer.${l}.`;
@@ -202,14 +212,15 @@ export class BertModel extends TransformerModel<BertConfig> implements TextModel
     // Each projection and its head split in a scope of its own: the projection is freed once split.
     const heads = (module: string, perm: number[]) => tf.tidy(() => tf.transpose(tf.reshape(this.linear(h, `${p}attention.self.${module}`, dense), [B, T, H, D]), perm));
     const q = heads('query', [0, 2, 1, 3]);
-    if (attention === 'blocked') {
+    if (attention === 'blocked' || attention === 'fused') {
       const kb = heads('key', [0, 2, 1, 3]);
       const vb = heads('value', [0, 2, 1, 3]);
       const rate = cfg.attentionDropout;
       const dropout = training && rate > 0 ? { rate, seed: this.nextDropoutSeed() } : undefined;
-      const ctxBlocked = tf.reshape(tf.transpose(blockedAttention(q, kb, vb, additiveMask, { scale, dropout }), [0, 2, 1, 3]), [B, T, cfg.hiddenSize]);
-      const attnOutBlocked = this.dropout(this.linear(ctxBlocked, `${p}attention.output.dense`, dense), cfg.hiddenDropout, training);
-      return this.layerNorm(tf.add(attnOutBlocked, h), `${p}attention.output.LayerNorm`);
+      // 'fused': one kernel on cuda (the additive mask [B, 1, 1, T] is its padding mask), plain attention elsewhere.
+      const attend = attention === 'fused' ? fusedAttention : blockedAttention;
+      const ctxBlocked = tf.reshape(tf.transpose(attend(q, kb, vb, additiveMask, { scale, dropout }), [0, 2, 1, 3]), [B, T, cfg.hiddenSize]);
+      return this.layerNorm(this.dropoutAdd(this.linear(ctxBlocked, `${p}attention.output.dense`, dense), h, cfg.hiddenDropout, training), `${p}attention.output.LayerNorm`);
     }
     const keysTransposedByMatMul = matMulTransposesFree();
     const k = heads('key', keysTransposedByMatMul ? [0, 2, 1, 3] : [0, 2, 3, 1]);
@@ -219,16 +230,14 @@ export class BertModel extends TransformerModel<BertConfig> implements TextModel
       return this.dropout(tf.softmax(scores, -1), cfg.attentionDropout, training);
     });
     const ctx = tf.tidy(() => tf.reshape(tf.transpose(tf.matMul(probs, v), [0, 2, 1, 3]), [B, T, cfg.hiddenSize]));
-    const attnOut = this.dropout(this.linear(ctx, `${p}attention.output.dense`, dense), cfg.hiddenDropout, training);
-    return this.layerNorm(tf.add(attnOut, h), `${p}attention.output.LayerNorm`);
+    return this.layerNorm(this.dropoutAdd(this.linear(ctx, `${p}attention.output.dense`, dense), h, cfg.hiddenDropout, training), `${p}attention.output.LayerNorm`);
   }
 
   /** Feed-forward of layer l (intermediate, activation, output), residual and LayerNorm. */
   private feedForwardBlock(a: tf.Tensor, l: number, training: boolean, dense: DenseWeight): tf.Tensor {
     const p = `encoder.layer.${l}.`;
     const inter = this.activation(this.linear(a, `${p}intermediate.dense`, dense));
-    const out = this.dropout(this.linear(inter, `${p}output.dense`, dense), this.config.hiddenDropout, training);
-    return this.layerNorm(tf.add(out, a), `${p}output.LayerNorm`);
+    return this.layerNorm(this.dropoutAdd(this.linear(inter, `${p}output.dense`, dense), a, this.config.hiddenDropout, training), `${p}output.LayerNorm`);
   }
 
   /** The result object: last hidden state, the hidden states asked for, and the pooler output. */

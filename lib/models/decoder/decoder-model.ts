@@ -29,7 +29,7 @@ import { AdaptableTransformerModel } from '../adaptable-transformer-model.js';
 import type { AdaptableModel, AdapterContext } from '../adapters/types.js';
 import { positionsFromMask, type DecoderInput, type DecoderOptions, type DecoderOutput } from '../causal-decoder.js';
 import type { TransformerDimensions } from '../transformer-model.js';
-import type { ForwardOptions, ModelOutput, TokenBatch } from '../types.js';
+import type { AttentionKind, ForwardOptions, ModelOutput, TokenBatch } from '../types.js';
 
 /** The config fields the decoder base reads; every decoder's parsed config has them. */
 export interface DecoderDimensions extends TransformerDimensions {
@@ -50,7 +50,7 @@ export interface DecoderCall {
   training: boolean;
   /** Training mode and the model's seeded dropout counter, for adapters and dropout. */
   ctx: AdapterContext;
-  attention: 'plain' | 'blocked';
+  attention: AttentionKind;
 }
 
 /**

@@ -28,6 +28,7 @@
  */
 import { tf } from '../../backend/index.js';
 import { blockedAttention } from '../../ops/blocked-attention.js';
+import { fusedAttention } from '../../ops/fused-attention.js';
 import { groupedQueryAttention } from '../../ops/attention.js';
 import { fusedDropout } from '../../ops/dropout.js';
 import { rmsNorm } from '../../ops/rms-norm.js';
@@ -117,6 +118,9 @@ export class LlamaModel extends DecoderModel<LlamaConfig> {
     let attn: tf.Tensor;
     if (s.attention === 'blocked') {
       attn = blockedAttention(q, k, v, inputs.mask, { dropout: dropout ? { rate, seed: ctx.nextDropoutSeed() } : undefined });
+    } else if (s.attention === 'fused') {
+      // One kernel on cuda (the causal/padding mask [B, 1, T, S] as its additive mask, GQA as is); plain attention elsewhere.
+      attn = fusedAttention(q, k, v, inputs.mask, { dropout: dropout ? { rate, seed: ctx.nextDropoutSeed() } : undefined });
     } else {
       attn = groupedQueryAttention(q, k, v, inputs.mask, { dropout: dropout ? (probs: tf.Tensor) => fusedDropout(probs, rate, ctx.nextDropoutSeed()) : undefined });
     }

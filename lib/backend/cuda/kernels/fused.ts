@@ -81,6 +81,31 @@ export const fusedKernels: CudaKernel[] = [
     },
   },
   {
+    // In place: each parameter and its moments are written where they are (a captured graph keeps
+    // reading the same addresses); inputs p0.., g0.., m0.., v0.. and hyper [count, 4]; no outputs.
+    kernelName: FUSED_KERNELS.adamWMulti,
+    kernelFunc: (a) => {
+      const b = cudaOf(a);
+      const count = attr<number>(a, 'count');
+      const ptrs = (prefix: string) => Array.from({ length: count }, (_, i) => b.ptr(float(b, input(a, `${prefix}${i}`), `AdamW ${prefix}${i}`)));
+      const sizes = Array.from({ length: count }, (_, i) => sizeOf(input(a, `p${i}`).shape));
+      b.addon.adamWMulti(ptrs('p'), ptrs('g'), ptrs('m'), ptrs('v'), sizes, b.ptr(float(b, input(a, 'hyper'), 'AdamW hyper-parameters')), attr<number>(a, 'beta1'), attr<number>(a, 'beta2'), attr<number>(a, 'eps'));
+      return [];
+    },
+  },
+  {
+    kernelName: FUSED_KERNELS.dropoutAdd,
+    kernelFunc: (a) => {
+      const b = cudaOf(a);
+      const x = float(b, input(a, 'x'), 'dropout-add x');
+      const r = float(b, input(a, 'residual'), 'dropout-add residual');
+      if (sizeOf(x.shape) !== sizeOf(r.shape)) throw new Error(`cuda backend: dropout-add: x [${x.shape}] and residual [${r.shape}] differ in size`);
+      const y = b.makeTensorInfo(x.shape, 'float32');
+      b.addon.dropoutAdd(b.ptr(x), b.ptr(r), b.ptr(y), sizeOf(x.shape), attr<number>(a, 'rate'), attr<number>(a, 'seed'));
+      return y;
+    },
+  },
+  {
     kernelName: FUSED_KERNELS.dropout,
     kernelFunc: (a) => {
       const b = cudaOf(a);
