@@ -13,9 +13,10 @@
  * counter and AdamW's step counts advance as they would have.
  *
  * What the recorded step must not do, and what happens if it does:
- *   - read a value back, synchronise, or draw random numbers with a seed the device cannot shift
- *     (fused attention with dropout): the capture fails, the key is marked eager with the reason, and
- *     the step runs eagerly (the model's dropout counter has moved on: that step draws later seeds);
+ *   - read a value back or synchronise: the capture fails, the key is marked eager with the reason,
+ *     and the step runs eagerly (the model's dropout counter has moved on: that step draws later seeds);
+ *   - decide on the host from random numbers (OPT's LayerDrop): a replay repeats the captured
+ *     decision, and nothing here can see it — such a model must not be replayed with LayerDrop on;
  *   - upload host data built from its batch that is not a feed (an objective's label masks): every
  *     upload that is not a feed must be byte-equal in the last eager step and the captured one, else
  *     the graph is dropped, the key marked eager with the reason, and the step runs eagerly. Two

@@ -50,7 +50,8 @@ __device__ __forceinline__ float maskAt(const float* mask, const AttentionShape&
 // The dropout multiplier of element `i` of the [B, H, T, S] probabilities: 0 or 1 / (1 - rate).
 __device__ __forceinline__ float dropMultiplier(const AttentionShape& sh, float keepScale, int64_t i) {
   if (sh.dropoutRate <= 0.0f) return 1.0f;
-  return dropoutKeeps(i, sh.seed, sh.dropoutRate) ? keepScale : 0.0f;
+  const uint64_t seed = sh.seedBase ? *sh.seedBase + sh.seed : sh.seed;
+  return dropoutKeeps(i, seed, sh.dropoutRate) ? keepScale : 0.0f;
 }
 
 // Grid (B·H, ⌈T / FWD_ROWS⌉), FWD_ROWS warps.
@@ -299,10 +300,11 @@ float keepScaleOf(const AttentionShape& sh) { return 1.0f / (1.0f - sh.dropoutRa
 }  // namespace
 
 void attentionForward(const float* q, const float* k, const float* v, const float* mask, float* out, float* m, float* l,
-                      const AttentionShape& sh) {
+                      const AttentionShape& shape) {
+  AttentionShape sh = shape;
+  // In a captured graph the dropout seed is the launch's base plus this call's offset (graph.h).
+  if (sh.dropoutRate > 0) sh.seedBase = capturedSeed(&sh.seed);
   checkShape(sh, mask, "attentionForward");
-  // Its dropout seed is a kernel argument: a replay would draw the captured mask again (graph.h).
-  if (graphCapturing() && sh.dropoutRate > 0) fail("attentionForward with dropout cannot be captured in a graph yet (its seed is not read from the device)");
   if (sh.B == 0 || sh.T == 0) return;
   if (sh.S == 0) fail("attentionForward: no keys");
   dim3 grid((unsigned)(sh.B * sh.H), (unsigned)((sh.T + FWD_ROWS - 1) / FWD_ROWS));
@@ -311,10 +313,10 @@ void attentionForward(const float* q, const float* k, const float* v, const floa
 }
 
 void attentionBackward(const float* q, const float* k, const float* v, const float* mask, const float* out, const float* dout,
-                       const float* m, const float* l, float* rowDot, float* dq, float* dk, float* dv, const AttentionShape& sh) {
+                       const float* m, const float* l, float* rowDot, float* dq, float* dk, float* dv, const AttentionShape& shape) {
+  AttentionShape sh = shape;
+  if (sh.dropoutRate > 0) sh.seedBase = capturedSeed(&sh.seed);
   checkShape(sh, mask, "attentionBackward");
-  // Its dropout seed is a kernel argument: a replay would draw the captured mask again (graph.h).
-  if (graphCapturing() && sh.dropoutRate > 0) fail("attentionBackward with dropout cannot be captured in a graph yet (its seed is not read from the device)");
   if (sh.B == 0 || sh.T == 0 || sh.S == 0) {
     if (sh.B > 0 && sh.S > 0) {
       CUDA_CHECK(cudaMemsetAsync(dk, 0, sizeof(float) * sh.B * sh.Hkv * sh.S * sh.D, stream()));

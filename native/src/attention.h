@@ -16,6 +16,8 @@ struct AttentionShape {
   int64_t B, H, Hkv, T, S, D, maskB, maskT;
   float scale, dropoutRate;
   uint64_t seed;
+  // Inside a captured graph: the device word the seed is added to (graph.h capturedSeed); else null.
+  const uint64_t* seedBase = nullptr;
 };
 
 // out [B, H, T, D]; m, l [B, H, T]: each row's maximum score and softmax normaliser (for backward).

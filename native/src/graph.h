@@ -5,9 +5,10 @@
 //     graph reads or writes stays its own until graphDestroy;
 //   - host data: uploads may not happen during a capture (the ring buffer they go through is
 //     reused): the host uploads into the graph's buffers before it launches (lib/backend/cuda);
-//   - randomness: a dropout kernel captured with seed s draws with *seedBase + (s - first seed of
-//     the capture), seedBase a device word the host sets before each launch, so each replay draws
-//     new masks exactly as the next eager step would have (its seeds are the captured ones shifted);
+//   - randomness: a dropout kernel (dropout, dropout-add, fused attention) captured with seed s draws
+//     with *seedBase + (s - first seed of the capture), seedBase a device word the host sets before
+//     each launch, so each replay draws new masks exactly as the next eager step would have (its
+//     seeds are the captured ones shifted);
 //   - no reads back, no synchronisation and no cudaFree while capturing (they fail the capture).
 #pragma once
 

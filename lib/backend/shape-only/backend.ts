@@ -265,11 +265,6 @@ export class ShapeOnlyBackend extends tf.KernelBackend implements StepGraphBacke
     c.lastSeed = Math.max(c.lastSeed, seed);
   }
 
-  /** A kernel whose dropout seed is a launch argument cannot be captured (as native/src/attention.cu refuses). */
-  noteUnseededDropout(kernel: string, rate: number): void {
-    if (this.capture && rate > 0) throw new Error(`shape-only backend: ${kernel} with dropout cannot be captured in a graph yet (its seed is not read from the device)`);
-  }
-
   // ---- step graphs (../step-graph.ts): counted as the cuda backend would run them ---------------------
 
   get capturingStep(): boolean {

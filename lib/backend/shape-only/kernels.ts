@@ -519,7 +519,7 @@ export const FUSED_SHAPE_KERNELS: ShapeOnlyKernel[] = [
     kernelName: FUSED_KERNELS.attention,
     kernelFunc: (a) => {
       const q = input(a, 'q');
-      be(a).noteUnseededDropout('AngleAttention', attr<number>(a, 'rate'));
+      if (attr<number>(a, 'rate') > 0) be(a).noteSeed(attr<number>(a, 'seed'));
       return [out(a, q.shape, 'float32'), out(a, q.shape.slice(0, 3), 'float32'), out(a, q.shape.slice(0, 3), 'float32')];
     },
   },
@@ -528,7 +528,7 @@ export const FUSED_SHAPE_KERNELS: ShapeOnlyKernel[] = [
     kernelFunc: (a) => {
       const q = input(a, 'q');
       const k = input(a, 'k');
-      be(a).noteUnseededDropout('AngleAttentionGrad', attr<number>(a, 'rate'));
+      if (attr<number>(a, 'rate') > 0) be(a).noteSeed(attr<number>(a, 'seed'));
       if (mirrorsCuda(a)) be(a).scratch(q.shape.slice(0, 3), 'float32');
       return [out(a, q.shape, 'float32'), out(a, k.shape, 'float32'), out(a, k.shape, 'float32')];
     },
