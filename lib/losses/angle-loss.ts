@@ -26,6 +26,7 @@ import { inBatchNegativesLoss, type DuplicateHandling, type IbnPositives } from 
 import { cosineInfoNce } from './info-nce.js';
 import { assertEmbeddings, checkPositive } from './validate.js';
 import { defineLoss, withoutParameters, type ObjectiveFn } from './registry.js';
+import { checkTeacher, TEACHER_SCHEMA, teacherAlignmentLoss, type TeacherOptions } from './teacher-alignment.js';
 
 export const ANGLE_TOTAL_OBJECTIVE = 'AnglE loss';
 
@@ -240,9 +241,18 @@ export const ANGLE_LOSS_SCHEMA = {
 export const ANGLE_LOSS = defineLoss({
   name: 'angle',
   summary: 'AnglE total: w_cos·cosine + w_ibn·ibn + w_angle·angle (pairs), contrastive + angle + cosine (triplets)',
-  options: { loss: ANGLE_LOSS_SCHEMA },
+  options: { loss: ANGLE_LOSS_SCHEMA, teacher: TEACHER_SCHEMA },
   kinds: ['pairs', 'triplets'],
-  bind: (config: { loss?: AngleLossConfigInput }, kind) => withoutParameters(angleObjective(config.loss, kind)),
+  bind: (config: { loss?: AngleLossConfigInput; teacher?: TeacherOptions }, kind, ctx) => {
+    const loss = angleObjective(config.loss, kind);
+    if (!checkTeacher(config.teacher, 'angle')) return withoutParameters(loss);
+    // angle_emb's AngleTrainer: the teacher term joins the total with its gradient (./teacher-alignment.ts).
+    return withoutParameters((emb, b) => {
+      const r = loss(emb, b);
+      const teacher = teacherAlignmentLoss(emb, b.keys, ctx.teacher, 'angle');
+      return { total: tf.add(r.total, teacher) as tf.Scalar, terms: { ...r.terms, teacher } };
+    });
+  },
 });
 
 /** The AnglE objective as the trainer calls it, with the terms it logs. */

@@ -23,6 +23,7 @@ import { InputError } from '../util/errors.js';
 import { ANGLE_LOSS_SCHEMA, angleObjective, type AngleLossConfigInput } from './angle-loss.js';
 import { distillationLoss } from './distillation.js';
 import { pcaCompress } from './pca-compress.js';
+import { checkTeacher, TEACHER_SCHEMA, teacherAlignmentLoss, type TeacherOptions } from './teacher-alignment.js';
 import { defineLoss, withoutParameters, type ObjectiveBatch, type ObjectiveValue } from './registry.js';
 
 export const ESE_OBJECTIVE = 'ESE (Espresso)';
@@ -38,6 +39,8 @@ export interface EseOptions {
   pca?: boolean;
   /** Seed of the Gaussian draws of the randomised SVD (torch's global RNG in the library). */
   seed?: number;
+  /** A teacher to align the last layer to (./teacher-alignment.ts): its term adds to the loss value only, as AngleESETrainer computes it under no_grad. */
+  teacher?: TeacherOptions;
 }
 
 /** The compression target of call `call` (0: the last layer, then layers 0..n−2) for pooled `m` [B, D]. */
@@ -104,17 +107,23 @@ export function eseLoss(layers: readonly tf.Tensor2D[], base: (x: tf.Tensor2D) =
 export const ESE_LOSS = defineLoss({
   name: 'ese',
   summary: 'Espresso (ESE): AnglE on the last layer and on every layer up to n-2 at width k, with PCA compression targets',
-  options: { loss: ANGLE_LOSS_SCHEMA, compressionSize: true, klTemperature: true, pca: true, seed: true } as const satisfies Record<keyof EseOptions, unknown>,
+  options: { loss: ANGLE_LOSS_SCHEMA, compressionSize: true, klTemperature: true, pca: true, seed: true, teacher: TEACHER_SCHEMA } as const satisfies Record<keyof EseOptions, unknown>,
   kinds: ['pairs', 'triplets'],
   inputs: ['layers'],
-  bind: (config: EseOptions, kind) => {
+  bind: (config: EseOptions, kind, ctx) => {
     const angle = angleObjective(config.loss, kind);
+    const teacher = checkTeacher(config.teacher, ESE_OBJECTIVE);
     let step = 0;
     return withoutParameters((emb, b: ObjectiveBatch) => {
       if (!b.layers) throw new InputError(`${ESE_OBJECTIVE}: the trainer gave no per-layer embeddings (the entry asks for inputs 'layers')`);
       // A fresh stream of draws per step, reproducible from the seed.
       const seed = (config.seed ?? 0) * 65_537 + step++;
-      return eseLoss(b.layers, (x) => angle(x, b).total, config, pcaTarget(seed));
+      const r = eseLoss(b.layers, (x) => angle(x, b).total, config, pcaTarget(seed));
+      if (!teacher) return r;
+      // AngleESETrainer computes the teacher term under no_grad: its value joins the loss, no gradient.
+      const value = teacherAlignmentLoss(emb, b.keys, ctx.teacher, ESE_OBJECTIVE).dataSync()[0]!;
+      const term = tf.scalar(value);
+      return { total: tf.add(r.total, term) as tf.Scalar, terms: { ...r.terms, teacher: term } };
     });
   },
 });

@@ -17,6 +17,7 @@
  */
 import type { tf } from '../backend/index.js';
 import { InputError, UnknownNameError } from '../util/errors.js';
+import type { TeacherVectors } from './teacher-alignment.js';
 
 /** The layouts of training data (lib/train/examples.ts `TrainingExamples['kind']`). */
 export type ObjectiveDataKind = 'pairs' | 'triplets' | 'unsupervised';
@@ -56,6 +57,8 @@ export interface ObjectiveContext {
   dim?: number;
   /** Seed of parameter initialisation. */
   seed?: number;
+  /** The teacher's vectors of training texts, for objectives with a `teacher` (./teacher-alignment.ts; the trainer prepares them). */
+  teacher?: TeacherVectors;
 }
 
 /** Extra inputs an objective can ask the trainer for. */

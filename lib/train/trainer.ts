@@ -27,6 +27,8 @@ import { poolingModuleOf } from '../embed/pooling-module.js';
 import { parsePooling, type Pooling } from '../embed/pooling.js';
 import type { EvaluationResult, Evaluator } from '../eval/evaluator.js';
 import type { LoadedModel } from '../models/types.js';
+import { loadModel } from '../models/auto.js';
+import { teacherLookup, type TeacherOptions, type TeacherVectors } from '../losses/teacher-alignment.js';
 import { InputError, UnknownNameError } from '../util/errors.js';
 import { Progress } from '../util/progress.js';
 import { AdamW } from './adamw.js';
@@ -270,7 +272,29 @@ export class Trainer {
   }
 
   private bindObjective(): BoundObjective {
-    return bindObjective(this.o.config.objective, this.o.train.kind, { dim: this.o.model.model.hiddenSize, seed: this.o.config.seed ?? 42 });
+    return bindObjective(this.o.config.objective, this.o.train.kind, { dim: this.o.model.model.hiddenSize, seed: this.o.config.seed ?? 42, ...(this.teacher ? { teacher: this.teacher } : {}) });
+  }
+
+  /** The teacher's vectors of every training text (lib/losses/teacher-alignment.ts), for an objective with a `teacher`. */
+  private teacher?: TeacherVectors;
+
+  /**
+   * Embeds every distinct training text once with the objective's teacher (frozen, no dropout, so
+   * its vector of a text never changes), cut to the run's max length as the student's rows are.
+   */
+  private async prepareTeacher(): Promise<void> {
+    const t = (this.o.config.objective as { teacher?: TeacherOptions }).teacher;
+    if (!t || this.teacher) return;
+    const d = this.o.train;
+    const rows: string[] = d.kind === 'pairs' ? d.items.flatMap((x) => [x.a, x.b]) : d.kind === 'triplets' ? d.items.flatMap((x) => [x.anchor, x.positive, x.negative]) : d.items.map((x) => x.text);
+    const texts = [...new Set(rows)];
+    const teacher = await loadModel(t.model);
+    try {
+      const e = await new PooledSentenceEncoder(teacher, { pooling: t.pooling ?? 'cls', maxLength: Math.min(this.o.config.maxLength, teacher.model.maxPositions) }).encode(texts);
+      this.teacher = teacherLookup(texts, e.data, e.dim, t.model);
+    } finally {
+      teacher.model.dispose();
+    }
   }
 
   /** The settings a resumed run must share with the run that wrote its checkpoint. */
@@ -344,6 +368,7 @@ export class Trainer {
   }
 
   private async runSteps(opts: RunOptions): Promise<TrainResult> {
+    await this.prepareTeacher();
     const s = this.restore(opts);
     const r = this.resolved;
     const progress = new Progress({ label: 'training', total: r.totalSteps, unit: 'steps', enabled: this.o.progress ?? true });
