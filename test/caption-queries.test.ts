@@ -8,7 +8,8 @@
  * - the golden tiny BERT on the real test captions: strict accuracy 0 as the golden, and the other-4
  *   recall at 4 within float32 rounding of faiss's (the random model's cosines crowd near 1, so
  *   ranks hinge on the last bits: the golden README's 69 vs 71 hits of 4000);
- * - runFlickr30k writes a record with the per-query details, reuses it the second time, and marks an
+ * - runFlickr30k writes a record with the per-query details, reuses it the second time (as a plan
+ *   row, lib/experiments/flickr30k-rows.ts, filling the paper row's cell), and marks an
  *   unreachable Hub id "needs the Hub" instead of failing; the examples table marks hits and misses.
  */
 import assert from 'node:assert/strict';
@@ -21,6 +22,11 @@ import type { Embeddings } from '../lib/embed/types.js';
 import { captionRetrievalQueries } from '../lib/eval/caption-queries.js';
 import { captionRetrieval } from '../lib/eval/retrieval.js';
 import { flickr30kQueryDetails, runFlickr30k } from '../lib/experiments/flickr30k-run.js';
+import { flickr30kRows, flickr30kRunsOf } from '../lib/experiments/flickr30k-rows.js';
+import { Plan } from '../lib/experiments/plan.js';
+import { ANGLE_FILE } from '../lib/experiments/tables/angle.js';
+import { FLICKR30K_TABLE } from '../lib/paper/angle.js';
+import { paperTable } from '../lib/paper/lookup.js';
 import { pickExampleQueries, retrievalExamplesTable } from '../lib/report/retrieval-examples.js';
 import { DATA_DIR, GOLDEN_DIR } from './helpers/env.js';
 import { mulberry32Uniform } from '../lib/util/mulberry32.js';
@@ -106,10 +112,17 @@ describe('captionRetrievalQueries', () => {
     assert.equal(d.top[0]![0], 0, 'the query itself ranks first');
     assert.ok(Math.abs(d.hitsAtK['4']!.reduce((a, b) => a + b, 0) / 4000 - m.test_recall_at_4 / 100) < 1e-12);
 
-    const second = await runFlickr30k({ entry, experiment: 'flickr-test', resultsDir: tmp, dataDir: DATA_DIR, ks: [1, 4, 10], log: (l) => lines.push(l) });
-    assert.equal(second.status, 'reused');
-    assert.equal(second.run!.record.runId, first.run!.record.runId);
-    assert.deepEqual(second.queries, d);
+    // Again as a plan row (lib/experiments/flickr30k-rows.ts), as notebook 05 runs it: the record is reused and fills the paper row's cell.
+    const table = paperTable('angle', FLICKR30K_TABLE, ANGLE_FILE);
+    const plan = await Plan.create(flickr30kRows([{ ...entry, paperRow: 'AnglE' }], table, { ks: [1, 4, 10] }), { experiment: 'flickr-test', model: entry.model, seeds: [0], resultsDir: tmp, dataDir: DATA_DIR });
+    await plan.run({ log: (l) => lines.push(l) });
+    const [second] = flickr30kRunsOf(plan);
+    assert.equal(second!.status, 'reused');
+    assert.equal(second!.run!.record.runId, first.run!.record.runId);
+    assert.deepEqual(second!.queries, d);
+    const cell = plan.cellSources().find((c) => c.row === 'AnglE')!;
+    assert.deepEqual(cell.runs, { runIds: [first.run!.record.runId] });
+    assert.equal(cell.metric, 'test_strict_accuracy');
 
     const prev = process.env.HF_HUB_OFFLINE;
     process.env.HF_HUB_OFFLINE = '1';

@@ -7,6 +7,8 @@
  * queries and the table of example queries need — through the run store (./run-store.ts), so that
  * running the notebook again reuses it (key: the model's weights, the encoder settings, the split
  * and the k's; ./run-evaluation.ts `evaluationKey`). A model that cannot be opened comes back as `unavailable` with the reason.
+ * Each model is a plan row (./flickr30k-rows.ts); under the rehearsal preset the plan calls
+ * `rehearseFlickr30k` instead: the captions' encoding at its real shapes (./rehearsal/encode.ts).
  *
  * Record metrics (×100, as the paper prints %): test_strict_accuracy, test_recall_at_<k>.
  */
@@ -23,7 +25,8 @@ import { withModelEntry, type ModelEntry } from './evaluation-models.js';
 import { evaluationKey } from './run-evaluation.js';
 import { storedRun } from './run-store.js';
 import { loadFlickr30kCaptions } from '../data/flickr.js';
-import { rehearseEncoding, rehearsing } from './rehearsal/encode.js';
+import { rehearseEncoding } from './rehearsal/encode.js';
+import type { RehearsalRow } from './rehearsal/summary.js';
 
 export interface Flickr30kRunOptions {
   entry: ModelEntry;
@@ -78,12 +81,6 @@ export async function runFlickr30k(o: Flickr30kRunOptions): Promise<Flickr30kRun
   const log = o.log ?? (() => {});
   const split = o.split ?? 'test';
   const ks = [...new Set(o.ks ?? [1, 5, 10])].sort((a, b) => a - b);
-  if (rehearsing()) {
-    // The rehearsal preset: the captions' encoding rehearsed at its real shapes (lib/experiments/rehearsal/encode.ts).
-    const captions = loadFlickr30kCaptions(split, { dataDir: o.dataDir }).captions;
-    const r = await rehearseEncoding({ notebook: o.experiment, run: `${o.entry.label}: Flickr30k ${split} captions`, model: o.entry.model, texts: captions, batchSize: 64, maxLength: o.entry.maxLength, resultsDir: o.resultsDir });
-    return { entry: o.entry, status: 'unavailable', reason: `rehearsed: ${r.status}${r.why ? ` (${r.why})` : ''} — see the rehearsal table` };
-  }
   return withModelEntry(o.entry, async (m) => {
     if (!m.loaded || !m.encoder) {
       log(`${o.entry.label}: ${m.unavailable}${m.detail && !m.unavailable?.includes(m.detail) ? ` (${m.detail})` : ''}`);
@@ -141,4 +138,12 @@ export async function runFlickr30k(o: Flickr30kRunOptions): Promise<Flickr30kRun
     });
     return { entry: o.entry, status: stored.status, key, run: stored.run, queries: flickr30kQueryDetails(stored.run) };
   });
+}
+
+/** The captions' encoding of one model entry rehearsed at its real shapes (./rehearsal/encode.ts), instead of evaluated. */
+export async function rehearseFlickr30k(o: Pick<Flickr30kRunOptions, 'entry' | 'experiment' | 'resultsDir' | 'dataDir' | 'split'>): Promise<{ row: RehearsalRow; run: Flickr30kRun }> {
+  const split = o.split ?? 'test';
+  const captions = loadFlickr30kCaptions(split, { dataDir: o.dataDir }).captions;
+  const row = await rehearseEncoding({ notebook: o.experiment, run: `${o.entry.label}: Flickr30k ${split} captions`, model: o.entry.model, texts: captions, batchSize: 64, maxLength: o.entry.maxLength, resultsDir: o.resultsDir });
+  return { row, run: { entry: o.entry, status: 'unavailable', reason: `rehearsed: ${row.status}${row.why ? ` (${row.why})` : ''} — see the rehearsal table` } };
 }

@@ -17,6 +17,7 @@ export * from './recipes/index.js';
 export { applyOverrides, PARAMETER_CELL, type RecipeOverrides } from './overrides.js';
 export { applyTableOverrides, type TableOverrides } from './row-overrides.js';
 export { Plan, type PlanRow, type PlanCell, type PlanOptions, type PlannedRun, type LiveHooks } from './plan.js';
+export { ModelSlot, type RowEvaluation, type EvaluationContext, type EvaluationOutcome, type EvaluationRecord, type RehearsalContext, type RehearsedEvaluation } from './plan-evaluation.js';
 export { runRecipe, type RunRecipeOptions, type RecipeRun } from './run-recipe.js';
 export { paperCellOf } from './paper-cell.js';
 export * from './tables/angle.js';
@@ -34,7 +35,8 @@ export { checkEvaluationData, type EvaluationDataStatus } from './evaluation-dat
 export { runEvaluation, type RunEvaluationOptions, type EvaluationRun } from './run-evaluation.js';
 export { runStsSuite, TABLE2_METRICS, TABLE2_AVERAGE, type SuiteRun, type SuiteSettings } from './sts-suite-run.js';
 export { evaluateReleased, prepareTable2Data, table2CellSources, sentevalMtebTable, legacyPoolingTable, releasedTable, releasedVariants, type Table2Evaluation, type Table2Options, type ReleasedVariant } from './released-evaluations.js';
-export { runFlickr30k, flickr30kQueryDetails, type Flickr30kRun, type Flickr30kQueryDetails } from './flickr30k-run.js';
+export { runFlickr30k, rehearseFlickr30k, flickr30kQueryDetails, type Flickr30kRun, type Flickr30kQueryDetails } from './flickr30k-run.js';
+export { Flickr30kEvaluation, flickr30kRows, flickr30kRunsOf, type Flickr30kRowOptions } from './flickr30k-rows.js';
 export { flickr30kRunsTable, flickr30kCellSources, flickr30kIntervalTable, flickr30kBars, flickr30kVerdictTable, flickr30kCoverage } from './flickr30k-tables.js';
 export { runTransferRows, bowTransferRow, modelTransferRow, sklearnPath, pytorchPath, type TransferRow, type TransferPath, type TransferRowRun } from './transfer-run.js';
 export { locateWordVectors, sentevalTimings, vocabularyCoverage } from './transfer-resources.js';

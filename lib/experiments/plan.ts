@@ -24,6 +24,13 @@
  * row's label scopes a value to that row (./row-overrides.ts). A recipe
  * with an evaluation after training (AnglE Table 2) has its selected weights scored on the STS
  * suite (./trained-evaluation.ts), and that record fills the row's cells.
+ *
+ * A row may instead be an evaluation without training (`evaluation`, ./plan-evaluation.ts: a model,
+ * its encoder, an evaluator — PromptEOL's prompt rows and demonstration search, Flickr30k's
+ * models): run once in the row's place through the same run store, its records filling the row's
+ * cells, its models loaded one at a time; under the rehearsal preset it rehearses its encoding.
+ * The plan decides the rehearsal from its preset and resolves the results directory once
+ * (`resultsDir`): nothing it runs reads either from the environment again.
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
@@ -53,6 +60,8 @@ import { promptFor } from '../embed/prompt-encoder.js';
 import { rehearsalModel, type RehearsalModelSpec } from './rehearsal/models.js';
 import { failedRehearsal, rehearseTraining } from './rehearsal/train.js';
 import { rehearsalTable, writeRehearsalRows, type RehearsalRow } from './rehearsal/summary.js';
+import { loadModelOrExplain } from './evaluation-models.js';
+import { ModelSlot, type EvaluationOutcome, type RowEvaluation } from './plan-evaluation.js';
 import { appendListedRuns, PLAN_ONLY_VARIABLE, planRunKey, planSelection, PlanWorkerStop, readPlanRunMarker, writePlanRunMarker, type ListedRun } from './plan-workers.js';
 
 /** One cell of the paper table a row's run fills. */
@@ -73,8 +82,13 @@ export interface PlanRow {
   /** The paper table the row belongs to, for plans over several tables (`cellSources(table)`). */
   table?: string;
   cells: readonly PlanCell[];
-  /** Absent for a row that cannot run here (then `unavailable` says why). */
+  /** Absent for a row that cannot run here (then `unavailable` says why) and for an evaluation row. */
   recipe?: Recipe;
+  /**
+   * The second kind of row: an evaluation without training (a model, its encoder, an evaluator;
+   * ./plan-evaluation.ts), run once (not per seed) in the row's place, its records filling the cells.
+   */
+  evaluation?: RowEvaluation;
   unavailable?: string;
   /** The key of the row's data among the plan's supplied data (default: the recipe's task). */
   data?: string;
@@ -144,6 +158,8 @@ export interface PlannedRun {
   rehearsal?: RehearsalRow;
   /** The run's plan-run key (./plan-workers.ts): what a worker or a Slurm task runs it by. */
   planKey?: string;
+  /** An evaluation row's outcome: its records, or why it has none. */
+  evaluated?: EvaluationOutcome;
 }
 
 /** A row's data: loaded, or why not; and whether a stand-in took its place. */
@@ -183,12 +199,15 @@ async function loadTask(name: Recipe['task'], which: 'own' | 'standIn', o: PlanO
 
 export class Plan {
   readonly runs: PlannedRun[] = [];
+  /** Where the runs are recorded: the option, else ANGLE_RESULTS_DIR; resolved once, here. */
+  readonly resultsDir: string;
 
   private constructor(
     readonly rows: readonly PlanRow[],
     readonly o: PlanOptions,
     private readonly rowData: Map<PlanRow, RowData>,
   ) {
+    this.resultsDir = resolve(o.resultsDir ?? envConfig().resultsDir);
     // Every row's recipe with the overrides applied, once: an override that applies to no row throws here, in the plan's cell.
     const runnable = rows.filter((r) => r.recipe);
     const scale = scaleOf(o.preset);
@@ -275,6 +294,7 @@ export class Plan {
 
   /** Why a row will not run here, or undefined when it will. */
   blocked(row: PlanRow): string | undefined {
+    if (row.evaluation) return row.unavailable;
     if (!row.recipe) return row.unavailable ?? 'no recipe';
     const d = this.rowData.get(row);
     if (!d?.missing) return undefined;
@@ -323,6 +343,17 @@ export class Plan {
     return { caption: `${r.name}: ${r.title}`, columns: ['setting', 'value', 'source'], rows, ...(notes.length ? { notes } : {}) };
   }
 
+  /** The recipe table of every training row, once per distinct run (rows that are one run show once), in the rows' order. */
+  recipeTables(): SimpleTable[] {
+    const seen = new Set<string>();
+    return this.rows
+      .filter((row) => {
+        const r = this.recipeOf(row);
+        return r !== undefined && !seen.has(this.runIdentity(row, r)) && (seen.add(this.runIdentity(row, r)), true);
+      })
+      .map((row) => this.recipeTable(row));
+  }
+
   /** Per data set the rows train on: its size, the dev and test sets, a stand-in, or what is missing and how to get it. */
   dataTable(): SimpleTable {
     const limit = this.trainExamples();
@@ -358,9 +389,17 @@ export class Plan {
     if (planSelection()) return { caption: 'Cost: not estimated in a worker (the runs are spread over workers)', columns: ['row', 'steps', 'tokens', 's / step', 'estimated'], rows };
     let total = 0;
     const seen = new Map<string, string>();
-    const resultsDir = resolve(this.o.resultsDir ?? envConfig().resultsDir);
+    const resultsDir = this.resultsDir;
+    const evaluations = new Map<string, string>();
     for (const row of this.rows) {
       const why = this.blocked(row);
+      if (row.evaluation && !why) {
+        // An evaluation costs its encoding only; the run store reuses a finished one.
+        const again = evaluations.get(row.evaluation.identity);
+        if (!again) evaluations.set(row.evaluation.identity, row.row);
+        rows.push([row.row, '', '', '', again ? `the same evaluation as '${again}' above` : `no training: ${row.evaluation.summary} (reused when it finished already)`]);
+        continue;
+      }
       const r = this.recipeOf(row);
       if (why || !r) {
         rows.push([row.row, '', '', '', why ?? '']);
@@ -402,14 +441,16 @@ export class Plan {
   /** Trains every runnable row at every seed (reusing finished runs, resuming interrupted ones), then evaluates where the recipe asks. */
   async run(opts: { force?: boolean; live?: (label: string) => LiveHooks; log?: (line: string) => void; signal?: AbortSignal } = {}): Promise<PlannedRun[]> {
     // The experiment's folder exists once the plan ran, records or not (a table over it reads as empty, not as a typo).
-    mkdirSync(join(resolve(this.o.resultsDir ?? envConfig().resultsDir), this.o.experiment), { recursive: true });
+    mkdirSync(join(this.resultsDir, this.o.experiment), { recursive: true });
     if (this.o.preset === 'rehearsal') return this.rehearse(opts.log);
     this.runs.length = 0;
     // A worker lists the plan's runs or runs some of them, then stops the notebook (./plan-workers.ts).
     const selection = planSelection();
     const listed = new Map<string, ListedRun>();
     const matched = new Set<string>();
-    const resultsDir = resolve(this.o.resultsDir ?? envConfig().resultsDir);
+    const resultsDir = this.resultsDir;
+    // The evaluation rows' models, one loaded at a time: rows over the same model share its load.
+    const slot = new ModelSlot(loadModelOrExplain, opts.log);
     // A worker stopped by SIGTERM (a Slurm requeue, preemption, or the time limit's signal) ends its
     // training after the current step with a checkpoint, so the run resumes exactly where it stopped.
     const stop = selection && 'only' in selection ? new AbortController() : undefined;
@@ -419,7 +460,15 @@ export class Plan {
     try {
       // A recipe that fills several rows (one per paper version, a sweep's own setting) runs once.
       const done = new Map<string, PlannedRun>();
+      const evaluated = new Map<string, EvaluationOutcome>();
       for (const row of this.rows) {
+        if (row.evaluation) {
+          // Workers run the training rows only; the evaluations run (or are reused) when the notebook renders.
+          if (!selection) await this.runEvaluationRow(row, row.evaluation, evaluated, slot, opts);
+          continue;
+        }
+        // Training needs the memory: the evaluations' model goes first.
+        slot.dispose();
         for (const seed of this.o.seeds) {
           const why = this.blocked(row);
           const recipe = this.recipeOf(row);
@@ -441,13 +490,7 @@ export class Plan {
           matched.add(planKey);
           const d = this.rowData.get(row)!;
           const paper = this.paperOf(row);
-          const details = {
-            ...this.o.details,
-            ...(row.table ? { table: row.table } : {}),
-            tableRow: row.row,
-            ...(row.group ? { tableGroup: row.group } : {}),
-            ...(d.standIn ? { standIn: d.standIn } : {}),
-          };
+          const details = this.rowDetails(row, d.standIn);
           const hooks = opts.live?.(`${row.row} (seed ${seed})`);
           const planned: PlannedRun = { row, seed, planKey, ...(d.standIn ? { standIn: d.standIn } : {}) };
           try {
@@ -483,7 +526,7 @@ export class Plan {
               seed,
               model: this.modelOf(row),
               experiment: this.o.experiment,
-              resultsDir: resolve(this.o.resultsDir ?? envConfig().resultsDir),
+              resultsDir,
               dataDir: this.o.dataDir,
               scope: row.suite,
               paper,
@@ -501,6 +544,7 @@ export class Plan {
         }
       }
     } finally {
+      slot.dispose();
       if (stop) process.off('SIGTERM', onTerm);
     }
     if (selection && 'list' in selection) {
@@ -517,6 +561,47 @@ export class Plan {
       throw new PlanWorkerStop(`ran ${ran.length} run(s) of ${this.o.experiment}: ${ran.map((r) => `${this.rowLabel(r.row)} (seed ${r.seed}) ${r.run ? r.run.status : `skipped: ${r.skipped}`}`).join('; ')}`);
     }
     return this.runs;
+  }
+
+  /** A row's details in its records: the plan's, the row's table, label and group, and what stood in. */
+  private rowDetails(row: PlanRow, standIn?: string): Record<string, unknown> {
+    return {
+      ...this.o.details,
+      ...(row.table ? { table: row.table } : {}),
+      tableRow: row.row,
+      ...(row.group ? { tableGroup: row.group } : {}),
+      ...(standIn ? { standIn } : {}),
+    };
+  }
+
+  /** Runs an evaluation row once (a row with the same evaluation shares its outcome). */
+  private async runEvaluationRow(row: PlanRow, ev: RowEvaluation, done: Map<string, EvaluationOutcome>, slot: ModelSlot, opts: { force?: boolean; log?: (line: string) => void }): Promise<void> {
+    const seed = 0;
+    const why = this.blocked(row);
+    if (why) {
+      this.runs.push({ row, seed, skipped: why });
+      return;
+    }
+    let outcome = done.get(ev.identity);
+    if (!outcome) {
+      outcome = await ev.run({
+        experiment: this.o.experiment,
+        resultsDir: this.resultsDir,
+        dataDir: this.o.dataDir,
+        force: opts.force,
+        log: opts.log,
+        details: this.rowDetails(row),
+        paper: this.paperOf(row),
+        load: (id, note) => slot.load(id, note),
+      });
+      done.set(ev.identity, outcome);
+    }
+    this.runs.push({ row, seed, evaluated: outcome });
+  }
+
+  /** An evaluation row's outcome (after `run()`): its records, or why it has none. */
+  outcomeOf(row: PlanRow): EvaluationOutcome | undefined {
+    return this.runs.find((r) => r.row === row && r.evaluated)?.evaluated;
   }
 
   /** The marker of a finished plan run (./plan-workers.ts): its records, and where it ran. */
@@ -555,7 +640,28 @@ export class Plan {
     const rows: RehearsalRow[] = [];
     const done = new Map<string, RehearsalRow>();
     const backend = activeBackend()?.name ?? 'unknown';
+    const evaluated = new Map<string, PlannedRun>();
     for (const row of this.rows) {
+      if (row.evaluation && !this.blocked(row)) {
+        // An evaluation row rehearses its encoding (its rows go to the summary as they are made).
+        const ev = row.evaluation;
+        let planned = evaluated.get(ev.identity);
+        if (!planned) {
+          const r = await ev.rehearse({ notebook: this.o.experiment, resultsDir: this.resultsDir, dataDir: this.o.dataDir, log });
+          for (const x of r.rows) log?.(`${x.run}: rehearsed — ${x.status}${x.why ? ` (${x.why})` : ''}; H100 peak ${(x.projectedPeakBytesH100 / 1e9).toFixed(1)} GB, ${x.projectedHoursH100.toFixed(2)} h projected`);
+          const failed = r.rows.find((x) => x.status === 'failed');
+          planned = {
+            row,
+            seed: 0,
+            evaluated: { runs: [], ...(r.why ? { why: r.why } : {}), ...(r.result !== undefined ? { result: r.result } : {}) },
+            ...(r.rows[0] ? { rehearsal: r.rows[0] } : {}),
+            ...(failed ? { skipped: `rehearsal failed: ${failed.why}` } : r.why ? { skipped: r.why } : {}),
+          };
+          evaluated.set(ev.identity, planned);
+        }
+        this.runs.push({ ...planned, row });
+        continue;
+      }
       const recipe = this.recipeOf(row);
       if (!recipe) {
         this.runs.push({ row, seed: this.o.seeds[0] ?? 42, skipped: this.blocked(row) });
@@ -586,13 +692,13 @@ export class Plan {
             texts: ev.prompt ? texts.map((t) => promptFor(t, ev.prompt!)) : texts,
             batchSize: recipe.lora ? 16 : Math.max(64, ev.sentevalBatchSize ?? 0),
             maxLength: ev.maxLength,
-            resultsDir: this.o.resultsDir,
+            resultsDir: this.resultsDir,
           });
         }
       }
       this.runs.push({ row, seed: this.o.seeds[0] ?? 42, rehearsal: r, ...(r.status === 'failed' ? { skipped: `rehearsal failed: ${r.why}` } : {}) });
     }
-    writeRehearsalRows(resolve(this.o.resultsDir ?? envConfig().resultsDir), this.o.experiment, rows);
+    writeRehearsalRows(this.resultsDir, this.o.experiment, rows);
     return this.runs;
   }
 
@@ -612,9 +718,9 @@ export class Plan {
     return this.runs.filter((r) => r.row === row && r.run).map((r) => r.run!);
   }
 
-  /** The records that fill a row's cells: the suite evaluations where the recipe asks for one, else the training records. */
+  /** The records that fill a row's cells: an evaluation row's, the suite evaluations where the recipe asks for one, else the training records. */
   recordsOf(row: PlanRow): LoadedRun[] {
-    return this.runs.filter((r) => r.row === row).flatMap((r) => (r.evaluation ? [r.evaluation.run] : r.run && !row.recipe?.evaluation ? [r.run.run] : []));
+    return this.runs.filter((r) => r.row === row).flatMap((r) => (r.evaluated ? r.evaluated.runs.map((x) => x.run) : r.evaluation ? [r.evaluation.run] : r.run && !row.recipe?.evaluation ? [r.run.run] : []));
   }
 
   /** Every record that fills a cell, once (after `run()`): what a side-by-side table reads (`report.frameOfRuns`). */
@@ -623,10 +729,19 @@ export class Plan {
     return this.rows.flatMap((row) => this.recordsOf(row)).filter((r) => !seen.has(r.file) && (seen.add(r.file), true));
   }
 
-  /** The runs' evaluations after training, labelled by recipe and seed (for SentEval/MTEB tables). */
-  evaluations(): Array<{ label: string; run: LoadedRun }> {
+  /**
+   * The runs' evaluations after training, labelled by recipe and seed, and the evaluation rows'
+   * records, labelled as they were run (for SentEval/MTEB tables); `table`: only that table's rows.
+   */
+  evaluations(table?: string): Array<{ label: string; run: LoadedRun }> {
     const seen = new Set<string>();
-    return this.runs.flatMap((r) => (r.evaluation && !seen.has(r.evaluation.run.file) && seen.add(r.evaluation.run.file) ? [{ label: `${r.row.recipe!.name} (seed ${r.seed})`, run: r.evaluation.run }] : []));
+    const once = (run: LoadedRun) => !seen.has(run.file) && seen.add(run.file);
+    return this.runs
+      .filter((r) => table === undefined || r.row.table === table)
+      .flatMap((r) => [
+        ...(r.evaluation && once(r.evaluation.run) ? [{ label: `${r.row.recipe!.name} (seed ${r.seed})`, run: r.evaluation.run }] : []),
+        ...(r.evaluated?.runs.filter((x) => once(x.run)).map((x) => ({ label: x.label, run: x.run })) ?? []),
+      ]);
   }
 
   /** Every training run once, as the training-curves figure takes them (lib/report figures). */
@@ -643,7 +758,7 @@ export class Plan {
   runsTable(caption = 'Runs'): SimpleTable {
     const seen = new Set<string>();
     const rows: SimpleTable['rows'] = [];
-    const resultsDir = resolve(this.o.resultsDir ?? envConfig().resultsDir);
+    const resultsDir = this.resultsDir;
     const ranBy: string[] = [];
     for (const r of this.runs) {
       if (!r.run || seen.has(r.run.run.file)) continue;
@@ -670,7 +785,7 @@ export class Plan {
   /** The PEFT adapter folder of a LoRA run's selected weights (written when its evaluation ran). */
   adapterDirOf(r: PlannedRun): string | undefined {
     if (!r.run || !r.row.recipe?.lora) return undefined;
-    const dir = join(resolve(this.o.resultsDir ?? envConfig().resultsDir), this.o.experiment, 'runs', r.run.key, 'adapter');
+    const dir = join(this.resultsDir, this.o.experiment, 'runs', r.run.key, 'adapter');
     return existsSync(join(dir, 'adapter_config.json')) ? dir : undefined;
   }
 
@@ -685,7 +800,8 @@ export class Plan {
       .flatMap((row) => {
         const records = this.recordsOf(row);
         const mine = this.runs.filter((r) => r.row === row);
-        const reason = this.blocked(row) ?? mine.find((r) => r.skipped)?.skipped ?? mine.find((r) => r.evaluationSkipped)?.evaluationSkipped;
+        const ev = mine.find((r) => r.evaluated?.why)?.evaluated;
+        const reason = this.blocked(row) ?? mine.find((r) => r.skipped)?.skipped ?? mine.find((r) => r.evaluationSkipped)?.evaluationSkipped ?? (ev ? (ev.short ?? ev.why) : undefined);
         return row.cells.map((c) => {
           const metric = c.metric ?? 'test_spearman';
           const have = records.filter((x) => typeof x.record.metrics[metric] === 'number');
