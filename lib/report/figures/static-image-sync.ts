@@ -52,24 +52,30 @@ function shared(): { state?: WorkerState; unavailable?: string } {
 }
 
 /**
- * The worker's first code, plain CommonJS: it imports the worker module (registering tsx first when
- * that module is TypeScript, as under the tests), and if that fails answers every request with why,
- * so this thread never waits on a worker that could not start.
+ * The worker's first code, plain CommonJS: it listens at once (messages that arrive before the
+ * worker module loaded are kept for it: Deno drops those that find no listener), imports the worker
+ * module (registering tsx first when that module is TypeScript, as under the tests), and if that
+ * fails answers every request with why, so this thread never waits on a worker that could not start.
  */
 const BOOTSTRAP = `
 const { parentPort, workerData } = require('node:worker_threads');
+const early = [];
+let handle = (m) => early.push(m);
+parentPort.on('message', (m) => handle(m));
 (async () => {
   try {
     if (workerData.tsx) (await import(workerData.tsx)).register();
-    await import(workerData.url);
+    handle = (await import(workerData.url)).staticImageHandler(workerData);
   } catch (e) {
     const error = 'the static-image worker did not start: ' + String(e && e.message || e).split('\\n')[0];
-    parentPort.on('message', () => {
+    handle = (m) => {
+      if (m && m.warm) return;
       workerData.port.postMessage({ error, unavailable: true });
       Atomics.store(workerData.signal, 0, 1);
       Atomics.notify(workerData.signal, 0);
-    });
+    };
   }
+  early.splice(0).forEach((m) => handle(m));
 })();
 `;
 

@@ -9,7 +9,7 @@
  * reply) and closed after IDLE_MS without one (WARM_IDLE_MS after a warm-up), so a kernel that
  * stopped drawing figures does not keep a browser (about 150 MB) alive.
  */
-import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import type { MessagePort } from 'node:worker_threads';
 import { UnavailableError } from '../../util/errors.js';
 import type { Figure } from './figure.js';
 import { FigureRenderer } from './render-static.js';
@@ -39,8 +39,14 @@ const IDLE_MS = 30_000;
 /** After a warm-up, how long Chromium waits for a first figure (a notebook trains before it draws). */
 const WARM_IDLE_MS = 15 * 60_000;
 
-if (parentPort) {
-  const { port, signal, executablePath } = workerData as StaticImageWorkerData;
+/**
+ * The worker's message handler. The bootstrap (./static-image-sync.ts) listens from the worker's
+ * first line and hands messages that came before this module loaded to it: Deno's worker_threads
+ * drop a message that arrives while no listener is attached (seen here: the first figure's request
+ * lost while this module was still loading, its caller waiting until its timeout).
+ */
+export function staticImageHandler(data: StaticImageWorkerData): (req: StaticImageRequest | StaticImageWarmUp) => void {
+  const { port, signal, executablePath } = data;
   let renderer: Promise<FigureRenderer> | undefined;
   let idle: NodeJS.Timeout | undefined;
 
@@ -56,7 +62,7 @@ if (parentPort) {
     Atomics.notify(signal, 0);
   };
 
-  parentPort.on('message', async (req: StaticImageRequest | StaticImageWarmUp) => {
+  return async (req) => {
     if (idle) clearTimeout(idle);
     if ('warm' in req) {
       renderer ??= FigureRenderer.open({ executablePath });
@@ -88,5 +94,5 @@ if (parentPort) {
     }
     idle = setTimeout(closeRenderer, IDLE_MS);
     idle.unref();
-  });
+  };
 }
