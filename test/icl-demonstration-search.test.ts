@@ -16,9 +16,12 @@ import { loadStsBenchmark } from '../lib/data/sts.js';
 import { PromptSentenceEncoder, type Demonstration } from '../lib/embed/prompt-encoder.js';
 import { spearman } from '../lib/eval/spearman.js';
 import { searchIclDemonstrations, stsbDevEvaluator, type IclSearchResult } from '../lib/experiments/icl-demonstration-search.js';
+import { Plan, type PlanRow } from '../lib/experiments/plan.js';
+import { IclSearchEvaluation, iclSearchesOf, type RoutedPromptModel } from '../lib/experiments/prompt-evaluation-rows.js';
 import { iclCandidatesTable, iclSearchFigure, iclSearchTable } from '../lib/experiments/icl-search-report.js';
 import { labelStsbTrainDemonstrations, oneWordLabelsTable, stsbTrainSentences, table4DemonstrationSet } from '../lib/experiments/icl-demonstration-sets.js';
 import { fitSentencesToContext } from '../lib/experiments/prompt-evaluations.js';
+import { prompteolTable1Models } from '../lib/experiments/tables/prompteol.js';
 import { readRehearsalSummary } from '../lib/experiments/rehearsal/summary.js';
 import { readAuthorsIclExamples, readDemonstrationFile, readDemonstrationsJsonl, writeDemonstrationsJsonl, type DemonstrationCandidate } from '../lib/llm/demonstration-set.js';
 import { DecoderEmbeddingModel } from '../lib/embed/decoder-embedding-model.js';
@@ -334,24 +337,30 @@ test('the search through an OpenAI-compatible /v1/embeddings (our server on 127.
   }
 });
 
-test('under the rehearsal preset the search is rehearsed at its shapes: the dev sentences behind the longest demonstration, counted once per candidate and once plain', async (t) => {
+test('under the rehearsal preset the plan rehearses a search row at its shapes: the dev sentences behind the longest demonstration, counted once per candidate and once plain; an endpoint\'s model is not rehearsed', async (t) => {
   if (!OPT_DIR || !existsSync(OPT_DIR) || !DATA_DIR) return t.skip('no golden tiny OPT (shared/golden/opt-tiny-seed7) or no data folder');
-  const before = process.env.ANGLE_PRESET;
-  process.env.ANGLE_PRESET = 'rehearsal';
-  try {
-    const set = table4DemonstrationSet();
-    const r = await searchIclDemonstrations({ id: OPT_DIR }, set, { experiment: 'icl-rehearsal', notebook: '09-test', resultsDir: tmp, dataDir: DATA_DIR, pairs: PAIRS, label: 'tiny OPT', rehearsalCandidates: 300 });
-    assert.equal(r.kind, 'rehearsed');
-    const row = (r as { row: { status: string; data: string; notebook: string; run: string } }).row;
-    assert.equal(row.status, 'ok', JSON.stringify(row));
-    const texts = new Set(loadStsBenchmark('dev', { dataDir: DATA_DIR }).pairs.slice(0, PAIRS).flatMap((p) => [p.a, p.b])).size;
-    assert.equal(row.data, `${texts} texts × 301`);
-    assert.equal(row.notebook, '09-test');
-    assert.ok(readRehearsalSummary(tmp).rows.some((x) => x.run === row.run && x.notebook === '09-test'));
-    // Nothing evaluated: no record.
-    assert.ok(!existsSync(join(tmp, 'icl-rehearsal')) || recordFiles('icl-rehearsal').length === 0);
-  } finally {
-    if (before === undefined) delete process.env.ANGLE_PRESET;
-    else process.env.ANGLE_PRESET = before;
-  }
+  // The plan decides from its preset alone: no ANGLE_PRESET is set here.
+  assert.notEqual(process.env.ANGLE_PRESET, 'rehearsal');
+  const set = table4DemonstrationSet();
+  const [opt125, opt350] = prompteolTable1Models();
+  const search = (m: RoutedPromptModel): PlanRow => {
+    const evaluation = new IclSearchEvaluation(m, set, { experiment: 'icl-rehearsal', pairs: PAIRS, rehearsalCandidates: 300 });
+    return { row: `${evaluation.label}: demonstration search`, table: 'Figure 3', cells: [], offTable: true, evaluation };
+  };
+  const rows = [search({ ...opt125!, route: { kind: 'in-process', model: OPT_DIR, why: 'test' } }), search({ ...opt350!, route: { kind: 'endpoint', baseURL: 'http://127.0.0.1:9/v1', model: 'facebook/opt-350m', why: 'test' } })];
+  const plan = await Plan.create(rows, { experiment: '09-test', model: OPT_DIR, preset: 'rehearsal', seeds: [42], resultsDir: tmp, dataDir: DATA_DIR });
+  await plan.run();
+  const [here, served] = iclSearchesOf(plan);
+  assert.equal(here!.search.kind, 'rehearsed');
+  const row = (here!.search as { row: { status: string; data: string; notebook: string; run: string } }).row;
+  assert.equal(row.status, 'ok', JSON.stringify(row));
+  const texts = new Set(loadStsBenchmark('dev', { dataDir: DATA_DIR }).pairs.slice(0, PAIRS).flatMap((p) => [p.a, p.b])).size;
+  assert.equal(row.data, `${texts} texts × 301`);
+  assert.equal(row.notebook, '09-test');
+  assert.ok(readRehearsalSummary(tmp).rows.some((x) => x.run === row.run && x.notebook === '09-test'));
+  assert.deepEqual(plan.rehearsalTable().rows.length, 1, 'the one rehearsed row is in the plan\'s rehearsal table');
+  assert.equal(served!.search.kind, 'not-run');
+  assert.match((served!.search as { why: string }).why, /serving engine/);
+  // Nothing evaluated: no record.
+  assert.ok(!existsSync(join(tmp, 'icl-rehearsal')) || recordFiles('icl-rehearsal').length === 0);
 });

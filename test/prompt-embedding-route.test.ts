@@ -10,8 +10,9 @@
  *   the same rows evaluated in process on the same weights; the record and embedding caches; an
  *   endpoint that serves another model, a closed port, and a prompt longer than the served
  *   model's context;
- * - evaluatePromptEolModels over Tables 1 and 4's models with the smoke routes, and the tables
- *   built from its results (routes, Table 1 sources, ICL improvements).
+ * - Tables 1 and 4's models with the smoke routes as evaluation rows of a Plan
+ *   (lib/experiments/prompt-evaluation-rows.ts), and the tables built from its results (routes,
+ *   Table 1's cell sources, ICL improvements).
  */
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -26,14 +27,14 @@ import { loadStsTask } from '../lib/data/sts.js';
 import type { StsTaskName } from '../lib/data/registry.js';
 import { sentevalStsEvaluator } from '../lib/eval/senteval-sts-evaluator.js';
 import { inProcessFit, promptEmbeddingRoutes, smokeOptStandIn, tensorParallelSize, type PromptEmbeddingRoute } from '../lib/experiments/prompt-embedding-route.js';
+import { Plan } from '../lib/experiments/plan.js';
+import { promptEolRunResults, promptEolTable1Rows } from '../lib/experiments/prompt-evaluation-rows.js';
 import {
-  evaluatePromptEolModels,
   evaluatePromptRows,
   evaluatePromptRowsThroughEndpoint,
   fitSentencesToContext,
   optIclImprovements,
   promptEolRows,
-  promptEolTable1Sources,
   promptRoutesTable,
 } from '../lib/experiments/prompt-evaluations.js';
 import { optDemonstrationOf, prompteolTable1Models } from '../lib/experiments/tables/prompteol.js';
@@ -451,7 +452,7 @@ test('a closed port: no run, why "the endpoint did not answer", naming the URL a
   await assert.rejects(servedModels('not a url'), (e: Error) => e instanceof UnavailableError && /is not a URL/.test(e.message));
 });
 
-test('evaluatePromptEolModels with the smoke routes: the stand-in runs cut to its context and marked, a too-long prompt through the endpoint is a reported failure, and the tables say where and why', async (t) => {
+test('Table 1 as evaluation rows of a plan, with the smoke routes: the stand-in runs cut to its context and marked, a too-long prompt through the endpoint is a reported failure, and the tables say where and why', async (t) => {
   if (!ready(t)) return;
   const port = await closedPort();
   const evaluator = sentevalStsEvaluator({ dataDir: DATA_DIR, pairsPerSet: PAIRS, tasks: OVERFLOWING_TASKS });
@@ -464,7 +465,9 @@ test('evaluatePromptEolModels with the smoke routes: the stand-in runs cut to it
     endpointModels: [SERVED_NAME],
   });
   const dir = await tempDir();
-  const results = await evaluatePromptEolModels(routed, { evaluator, experiment: 'route-table1', resultsDir: dir });
+  const plan = await Plan.create(promptEolTable1Rows(routed, evaluator), { experiment: 'route-table1', model: OPT_DIR!, seeds: [42], resultsDir: dir });
+  await plan.run();
+  const results = promptEolRunResults(plan);
   const of = (model: string) => results.find((r) => r.model === model)!;
 
   // 125M: the stand-in ran both rows, cut to its 64 positions, and its records say so.
@@ -501,14 +504,20 @@ test('evaluatePromptEolModels with the smoke routes: the stand-in runs cut to it
   // Before running: every routed model 'to run'.
   assert.equal(promptRoutesTable(routed).rows.find((r) => r[0] === 'facebook/opt-125m')![4], 'to run');
 
-  const sources = promptEolTable1Sources(results);
+  const sources = plan.cellSources('Table 1');
   assert.equal(sources.length, 8 * 2 * 8, 'the OPT rows only (8 sizes × 2 rows × 8 columns); the off-table model has none');
-  for (const s of sources.filter((x) => /OPT 125M$/.test(x.row))) assert.ok('runs' in s && s.runs, `${s.row} ${s.column} has its run`);
+  // The stand-in's cells: its run where the record has the cell's metric (this evaluator runs some of the suite's tasks), else why not.
+  for (const s of sources.filter((x) => /OPT 125M$/.test(x.row))) {
+    const record = r125.runs.find((r) => r.label === s.row)!.run.record;
+    if (typeof record.metrics[s.metric ?? ''] === 'number') assert.deepEqual(s.runs, { runIds: [record.runId] }, `${s.row} ${s.column} has its run`);
+    else assert.match(String(s.reason), /not evaluated here/, `${s.row} ${s.column}`);
+  }
+  assert.ok(sources.some((x) => /OPT 125M$/.test(x.row) && x.column === 'Avg.' && x.runs), 'the average is filled');
   const s66 = sources.find((x) => x.row === 'PromptEOL OPT 66B' && x.column === 'Avg.')!;
   assert.match(String((s66 as { reason?: string }).reason), /^needs an embeddings endpoint/);
   const s30 = sources.find((x) => x.row === 'PromptEOL OPT 30B' && x.column === 'Avg.') as { reason?: string };
   assert.ok(s30.reason && s30.reason.length <= 140 && /did not answer/.test(s30.reason), s30.reason);
-  assert.equal(promptEolTable1Sources(results, { columns: ['Avg.'] }).length, 16);
+  assert.equal(sources.filter((x) => x.column === 'Avg.').length, 16);
 
   const { improvements, notes } = optIclImprovements(results);
   assert.deepEqual([...improvements.keys()], ['125M']);

@@ -18,7 +18,7 @@
  *   the same evaluator is one run.
  * - STS-B dev (`stsbDevEvaluator`): the stsb task's own dev evaluator (./tasks.ts), its first
  *   `pairs` pairs when asked (smoke).
- * - Under the rehearsal preset the search is not run: its encoding is rehearsed at the real shapes
+ * - Under the rehearsal preset the search is not run (the plan calls `rehearseIclSearch`): its encoding is rehearsed at the real shapes
  *   instead (./rehearsal/encode.ts): the dev sentences behind the longest demonstration (in
  *   characters; its batch sets the peak), counted once for the plain template and once per
  *   candidate — `rehearsalCandidates` of them, e.g. the paper's 300 — so the projected time counts
@@ -41,13 +41,10 @@ import type { LoadedModel } from '../models/types.js';
 import { portableModelRef } from '../report/training-record.js';
 import { InputError, UnavailableError } from '../util/errors.js';
 import { Progress } from '../util/progress.js';
-import { loadModelOrExplain } from './evaluation-models.js';
-import type { PromptEmbeddingRoute } from './prompt-embedding-route.js';
 import { endpointPromptEncoder, fitSentencesToContext, inProcessPromptEncoder } from './prompt-evaluations.js';
-import { rehearseEncoding, rehearsing } from './rehearsal/encode.js';
+import { rehearseEncoding } from './rehearsal/encode.js';
 import type { RehearsalRow } from './rehearsal/summary.js';
 import { runEvaluation } from './run-evaluation.js';
-import type { PromptEolTable1Model } from './tables/prompteol.js';
 import { loadTaskData } from './tasks.js';
 
 export interface IclSearchOptions {
@@ -163,8 +160,8 @@ interface SearchEncoders {
  * the file comment): `decoder.loaded`, the model in this process, or else `decoder.endpoint`, the
  * base URL of an OpenAI-compatible `/v1/embeddings` serving it under `decoder.id` (asked first
  * whether it does; a request that still fails ends the search with why, what finished being kept
- * for the rerun). Neither: not run — unless rehearsing, which needs the id only (an endpoint's
- * model is not rehearsed: the serving engine embeds it).
+ * for the rerun). Neither: not run. Under the rehearsal preset the plan calls `rehearseIclSearch`
+ * instead (./prompt-evaluation-rows.ts).
  */
 export async function searchIclDemonstrations(
   decoder: { id: string; loaded?: LoadedModel; endpoint?: string },
@@ -175,23 +172,6 @@ export async function searchIclDemonstrations(
   const label = o.label ?? decoder.id;
   const model = portableModelRef(decoder.id);
   const notRun = (why: string): IclSearchNotRun => ({ kind: 'not-run', label, model, why });
-  if (rehearsing()) {
-    if (!decoder.loaded && decoder.endpoint) return notRun('embedded by the serving engine, not in this process: not rehearsed');
-    const texts = stsbDevTexts(o);
-    // The longest demonstration makes the longest prompts: the batch that sets the peak.
-    const longest = candidates.reduce((a, b) => (promptFor('', { demonstrations: [b.demonstration] }).length > promptFor('', { demonstrations: [a.demonstration] }).length ? b : a));
-    const n = o.rehearsalCandidates ?? candidates.length;
-    const row = await rehearseEncoding({
-      notebook: o.notebook ?? o.experiment,
-      run: `${label}: demonstration search on STS-B dev (the plain template and ${n} candidates, each counted at the longest demonstration's prompts)`,
-      model: decoder.id,
-      texts: texts.map((t) => promptFor(t, { demonstrations: [longest.demonstration], prepareText: 'prompteol' })),
-      batchSize: o.batchSize ?? 32,
-      repeat: n + 1,
-      resultsDir: o.resultsDir,
-    });
-    return { kind: 'rehearsed', label, model, row };
-  }
   let encoders: SearchEncoders;
   if (decoder.loaded) {
     const loaded = decoder.loaded;
@@ -239,6 +219,30 @@ export async function searchIclDemonstrations(
     if (!(e instanceof GenerationError)) throw e;
     return notRun(`the endpoint failed: ${firstLine(e)} (the evaluations that finished are kept: a rerun resumes)`);
   }
+}
+
+/**
+ * The search rehearsed at its shapes instead of run (the plan's rehearsal preset, see the file
+ * comment): the dev sentences behind the longest demonstration, counted once for the plain template
+ * and once per candidate (`rehearsalCandidates` of them, default the set's size).
+ */
+export async function rehearseIclSearch(decoderId: string, candidates: readonly DemonstrationCandidate[], o: IclSearchOptions): Promise<IclSearchRehearsal> {
+  if (candidates.length === 0) throw new InputError('the demonstration search needs at least one candidate');
+  const label = o.label ?? decoderId;
+  const texts = stsbDevTexts(o);
+  // The longest demonstration makes the longest prompts: the batch that sets the peak.
+  const longest = candidates.reduce((a, b) => (promptFor('', { demonstrations: [b.demonstration] }).length > promptFor('', { demonstrations: [a.demonstration] }).length ? b : a));
+  const n = o.rehearsalCandidates ?? candidates.length;
+  const row = await rehearseEncoding({
+    notebook: o.notebook ?? o.experiment,
+    run: `${label}: demonstration search on STS-B dev (the plain template and ${n} candidates, each counted at the longest demonstration's prompts)`,
+    model: decoderId,
+    texts: texts.map((t) => promptFor(t, { demonstrations: [longest.demonstration], prepareText: 'prompteol' })),
+    batchSize: o.batchSize ?? 32,
+    repeat: n + 1,
+    resultsDir: o.resultsDir,
+  });
+  return { kind: 'rehearsed', label, model: portableModelRef(decoderId), row };
 }
 
 function firstLine(e: unknown): string {
@@ -289,60 +293,4 @@ async function search(
       (best ? `; best ρ ${best.spearman.toFixed(2)} ${quotedDemonstration(best.candidate.demonstration)} (${best.candidate.source}); no demonstration ${baseline.spearman.toFixed(2)}; ${(100 * fractionBelowBaseline!).toFixed(0)}% below it` : ''),
   );
   return { kind: 'searched', label, model, evaluator: { name: evaluator.name, rows: evaluator.rows }, baseline, scores, skipped, ...(best ? { best, fractionBelowBaseline } : {}), ...(o.standIn ? { standIn: o.standIn } : {}) };
-}
-
-/** One model of Tables 1 and 4 and its search (or why there is none). */
-export interface IclModelSearch extends PromptEolTable1Model {
-  route: PromptEmbeddingRoute;
-  search: IclSearch;
-}
-
-function modelLabel(m: PromptEolTable1Model): string {
-  return m.opt ? `OPT ${m.size}` : m.size;
-}
-
-/**
- * The search for every model where its route (./prompt-embedding-route.ts) embeds it, as the table
- * rows are (./prompt-evaluations.ts `evaluatePromptEolModels`): in this process one model loaded
- * at a time (disposed before the next), stand-ins marked and cut to their context; through the
- * endpoint it names; a skipped model says why. Never throws for a model that is not on this
- * machine or an endpoint that fails.
- */
-export async function searchIclDemonstrationsForModels(
-  models: ReadonlyArray<PromptEolTable1Model & { route: PromptEmbeddingRoute }>,
-  candidates: readonly DemonstrationCandidate[],
-  o: Omit<IclSearchOptions, 'label' | 'fitToContext' | 'standIn'>,
-): Promise<IclModelSearch[]> {
-  const out: IclModelSearch[] = [];
-  for (const m of models) {
-    const label = modelLabel(m);
-    const route = m.route;
-    const notRun = (why: string): IclModelSearch => ({ ...m, search: { kind: 'not-run', label, model: m.model, why } });
-    if (route.kind === 'skipped') {
-      out.push(notRun(route.short));
-      continue;
-    }
-    if (route.kind === 'endpoint') {
-      out.push({ ...m, search: await searchIclDemonstrations({ id: route.model, endpoint: route.baseURL }, candidates, { ...o, label }) });
-      continue;
-    }
-    const standIn = route.standInFor ? `the tiny random OPT (${portableModelRef(route.model)}) stands in for ${route.standInFor}` : undefined;
-    const so: IclSearchOptions = { ...o, label, ...(standIn ? { standIn, fitToContext: true } : {}) };
-    if (rehearsing()) {
-      out.push({ ...m, search: await searchIclDemonstrations({ id: route.model }, candidates, so) });
-      continue;
-    }
-    o.log?.(`${label}: loading ${route.model} (${route.why})`);
-    const decoder = await loadModelOrExplain(route.model);
-    if (!decoder.loaded) {
-      out.push(notRun(decoder.why));
-      continue;
-    }
-    try {
-      out.push({ ...m, search: await searchIclDemonstrations({ id: route.model, loaded: decoder.loaded }, candidates, so) });
-    } finally {
-      decoder.loaded.model.dispose();
-    }
-  }
-  return out;
 }

@@ -46,10 +46,8 @@ export {
   promptEolRows,
   evaluatePromptRows,
   evaluatePromptRowsThroughEndpoint,
-  evaluatePromptEolModels,
   fitSentencesToContext,
   promptRoutesTable,
-  promptEolTable1Sources,
   optIclImprovements,
   iclImprovementTable,
   type PromptRow,
@@ -73,7 +71,7 @@ export { llmSupervisedTaskData, table5TrainingData, type TableGenerator } from '
 export { inProcessPromptEncoder, endpointPromptEncoder } from './prompt-evaluations.js';
 export {
   searchIclDemonstrations,
-  searchIclDemonstrationsForModels,
+  rehearseIclSearch,
   stsbDevEvaluator,
   type IclSearch,
   type IclSearchResult,
@@ -82,8 +80,22 @@ export {
   type IclSearchOptions,
   type IclScore,
   type IclCandidateScore,
-  type IclModelSearch,
 } from './icl-demonstration-search.js';
+export { PromptRowEvaluation, IclSearchEvaluation, promptEolTable1Rows, promptEolResults, promptEolRunResults, iclSearchesOf, type RoutedPromptModel, type IclModelSearch, type IclSearchRowOptions } from './prompt-evaluation-rows.js';
+export {
+  prompteolPlanRows,
+  prompteolRoutedModels,
+  prompteolOverrides,
+  prompteolDemonstrationCandidates,
+  prompteolIclTable,
+  prompteolCaptions,
+  prompteolTable3Sources,
+  prompteolVerdict,
+  prompteolSummaryText,
+  decoderName,
+  PROMPTEOL_SMOKE,
+  type PromptEolPlanOptions,
+} from './prompteol-plan.js';
 export { iclSearchTable, iclCandidatesTable, iclSearchFigure, type IclSearchEntry } from './icl-search-report.js';
 export {
   table4DemonstrationSet,

@@ -6,14 +6,15 @@
  *
  * Each model of the tables is embedded where ./prompt-embedding-route.ts sends it:
  * - in process: loaded here (float32), `PromptSentenceEncoder` (lib/embed/prompt-encoder.ts);
- *   under the rehearsal preset its encoding is rehearsed at its real shapes instead
- *   (./rehearsal/encode.ts);
  * - through an endpoint: an OpenAI-compatible `/v1/embeddings` (vLLM, `npm run serve-llm`) asked
  *   first whether it serves the model, then sent the prompts our side filled
  *   (lib/llm/openai-embeddings-client.ts: the same `promptFor` as the in-process encoder), with
  *   vectors cached under `<results>/embedding-cache` (keyed by the served name, the prompt and the
  *   text); the record says which engine embedded it, and its key differs from an in-process one;
  * - or not at all, the row saying why (and, for a missing endpoint, the command that starts one).
+ *
+ * Each row of the tables is a plan row (./prompt-evaluation-rows.ts): the plan runs it, or under the
+ * rehearsal preset rehearses its encoding instead, and fills its cells from its record.
  *
  * A stand-in (the smoke preset's tiny OPT for an OPT size) is marked in its records (`standIn`),
  * and — the tiny model knowing only 64 positions — each sentence whose prompt would outgrow the
@@ -26,7 +27,6 @@ import { PromptSentenceEncoder, promptFor, type Demonstration } from '../embed/p
 import type { PromptTemplateOptions } from '../llm/prompt-template.js';
 import type { SentenceEncoder } from '../embed/types.js';
 import type { Evaluator } from '../eval/evaluator.js';
-import { SENTEVAL_STS_COLUMNS } from '../eval/senteval-sts-evaluator.js';
 import { GenerationError } from '../llm/generation-error.js';
 import { OpenAIEmbeddingsClient } from '../llm/openai-embeddings-client.js';
 import { servedModels } from '../llm/served-models.js';
@@ -36,15 +36,12 @@ import type { LoadedModel } from '../models/types.js';
 import type { PaperTable } from '../paper/types.js';
 import type { PaperCell } from '../report/run-record.js';
 import type { LoadedRun } from '../report/results-reader.js';
-import type { CellSource } from '../report/side-by-side.js';
 import { portableModelRef } from '../report/training-record.js';
 import { InputError, UnavailableError } from '../util/errors.js';
 import type { SimpleTable } from '../util/table.js';
-import { loadModelOrExplain } from './evaluation-models.js';
 import type { PlanCell } from './plan.js';
 import { serveLlmCommand, vllmEmbeddingCommand, type PromptEmbeddingRoute } from './prompt-embedding-route.js';
 import { truncateSentence } from './prompted-task.js';
-import { rehearseEncoding, rehearsing, stsSuiteTexts } from './rehearsal/encode.js';
 import { runEvaluation } from './run-evaluation.js';
 import { PROMPTEOL_ICL_DEMONSTRATIONS, promptEolEncoderSettings, type PromptEolTable1Model } from './tables/prompteol.js';
 
@@ -129,8 +126,7 @@ export function inProcessPromptEncoder(
 
 /**
  * Evaluates (or reuses) each row on `evaluator` with the decoder, when it is loaded (none: no row
- * runs); under the rehearsal preset, rehearses each row's encoding of the SentEval STS suite at its
- * real shapes instead (./rehearsal/encode.ts). With `fitToContext` (stand-ins only) sentences too
+ * runs). With `fitToContext` (stand-ins only) sentences too
  * long for the model's context are cut (see `fitSentencesToContext`), and the record says so.
  * `standIn` is recorded in each record's details. See the file comment.
  */
@@ -138,16 +134,8 @@ export async function evaluatePromptRows(
   decoder: { id: string; loaded?: LoadedModel },
   rows: readonly PromptRow[],
   o: RowRunOptions & { fitToContext?: boolean; standIn?: string },
-): Promise<Array<{ label: string; run: LoadedRun }>> {
-  const out: Array<{ label: string; run: LoadedRun }> = [];
-  if (rehearsing()) {
-    const texts = stsSuiteTexts(o.dataDir);
-    for (const row of rows) {
-      const prompted = texts.map((t) => promptFor(t, { demonstrations: [...row.demonstrations], prepareText: 'prompteol' }));
-      await rehearseEncoding({ notebook: o.experiment, run: `${row.label}: SentEval STS suite`, model: decoder.id, texts: prompted, batchSize: o.batchSize ?? 32, resultsDir: o.resultsDir });
-    }
-    return out;
-  }
+): Promise<Array<{ label: string; run: LoadedRun; status: string }>> {
+  const out: Array<{ label: string; run: LoadedRun; status: string }> = [];
   const loaded = decoder.loaded;
   if (!loaded) return out;
   for (const row of rows) {
@@ -165,7 +153,7 @@ export async function evaluatePromptRows(
       ...paperOf(row),
       details: { ...o.details, tableRow: row.label, ...(o.standIn ? { standIn: o.standIn } : {}) },
     });
-    out.push({ label: row.label, run: r.run });
+    out.push({ label: row.label, run: r.run, status: r.status });
   }
   return out;
 }
@@ -218,8 +206,7 @@ export async function evaluatePromptRowsThroughEndpoint(
   route: { baseURL: string; model: string },
   rows: readonly PromptRow[],
   o: RowRunOptions,
-): Promise<{ runs: Array<{ label: string; run: LoadedRun }>; why?: string }> {
-  if (rehearsing()) return { runs: [], why: 'embedded by the serving engine, not in this process: not rehearsed' };
+): Promise<{ runs: Array<{ label: string; run: LoadedRun; status: string }>; why?: string }> {
   let served: string[];
   try {
     served = await servedModels(route.baseURL);
@@ -230,7 +217,7 @@ export async function evaluatePromptRowsThroughEndpoint(
   if (!served.includes(route.model)) {
     return { runs: [], why: `the endpoint at ${route.baseURL} serves ${served.map((s) => `'${s}'`).join(', ') || 'no model'}, not '${route.model}': start it with \`${vllmEmbeddingCommand(route.model)}\` or \`${serveLlmCommand(route.model)}\`` };
   }
-  const runs: Array<{ label: string; run: LoadedRun }> = [];
+  const runs: Array<{ label: string; run: LoadedRun; status: string }> = [];
   for (const row of rows) {
     const { model, encoder, config } = endpointPromptEncoder(route, row.demonstrations, o);
     try {
@@ -247,7 +234,7 @@ export async function evaluatePromptRowsThroughEndpoint(
         ...paperOf(row),
         details: { ...o.details, tableRow: row.label, endpoint: new URL(route.baseURL).host, servedModel: route.model },
       });
-      runs.push({ label: row.label, run: r.run });
+      runs.push({ label: row.label, run: r.run, status: r.status });
     } catch (e) {
       if (!(e instanceof GenerationError)) throw e;
       return { runs, why: `the endpoint failed on ${row.label}: ${firstLine(e)}` };
@@ -262,44 +249,6 @@ export interface PromptModelResult extends PromptEolTable1Model {
   runs: Array<{ label: string; run: LoadedRun }>;
   /** Why some or all of its rows have no run. */
   why?: string;
-}
-
-/**
- * Runs every model's rows where its route says (./prompt-embedding-route.ts `promptEmbeddingRoutes`),
- * one model loaded at a time (disposed before the next). Never throws for a model that is not on
- * this machine or an endpoint that fails: the result says why.
- */
-export async function evaluatePromptEolModels(models: ReadonlyArray<PromptEolTable1Model & { route: PromptEmbeddingRoute }>, o: RowRunOptions): Promise<PromptModelResult[]> {
-  const out: PromptModelResult[] = [];
-  for (const m of models) {
-    const route = m.route;
-    if (route.kind === 'skipped') {
-      out.push({ ...m, runs: [], why: route.why });
-      continue;
-    }
-    if (route.kind === 'endpoint') {
-      out.push({ ...m, ...(await evaluatePromptRowsThroughEndpoint(route, m.rows, o)) });
-      continue;
-    }
-    const standIn = route.standInFor ? `the tiny random OPT (${portableModelRef(route.model)}) stands in for ${route.standInFor}` : undefined;
-    const common = { ...o, ...(standIn ? { standIn, fitToContext: true } : {}) };
-    if (rehearsing()) {
-      out.push({ ...m, runs: await evaluatePromptRows({ id: route.model }, m.rows, common) });
-      continue;
-    }
-    o.log?.(`${m.model}: loading ${route.model} (${route.why})`);
-    const decoder = await loadModelOrExplain(route.model);
-    if (!decoder.loaded) {
-      out.push({ ...m, runs: [], why: decoder.why });
-      continue;
-    }
-    try {
-      out.push({ ...m, runs: await evaluatePromptRows({ id: route.model, loaded: decoder.loaded }, m.rows, common) });
-    } finally {
-      decoder.loaded.model.dispose();
-    }
-  }
-  return out;
 }
 
 function routeText(r: PromptEmbeddingRoute): string {
@@ -332,26 +281,12 @@ export function promptRoutesTable(
 /** A short reason for a table cell (the routes table has the whole of it). */
 function cellReason(r: PromptModelResult): string {
   if (r.route.kind === 'skipped') return r.route.short;
-  const why = r.why ?? 'not run';
-  return why.length > 120 ? `${why.slice(0, 117)}… (see the routes table)` : why;
+  return shortReason(r.why ?? 'not run');
 }
 
-/**
- * Table 1's cells of the models' OPT rows and the runs that fill them (a stand-in's runs
- * included: its records say so), or why not; `columns` limits them (default: every column).
- */
-export function promptEolTable1Sources(results: readonly PromptModelResult[], o: { columns?: readonly string[] } = {}): CellSource[] {
-  const columns = o.columns ?? SENTEVAL_STS_COLUMNS.map((c) => c.column);
-  return results
-    .filter((r) => r.opt)
-    .flatMap((r) =>
-      r.rows.flatMap((row) => {
-        const run = r.runs.find((x) => x.label === row.label);
-        return row.cells
-          .filter((c) => columns.includes(c.column))
-          .map((c) => ({ row: row.label, column: c.column, metric: c.metric, ...(run ? { runs: { runIds: [run.run.record.runId] } } : { reason: cellReason(r) }) }));
-      }),
-    );
+/** A reason cut to fit a table cell (the routes table has the whole of it). */
+export function shortReason(why: string): string {
+  return why.length > 120 ? `${why.slice(0, 117)}… (see the routes table)` : why;
 }
 
 /** The STS average of a model's row with or without the demonstration, when it ran. */
