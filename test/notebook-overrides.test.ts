@@ -47,6 +47,8 @@ function editedNotebook(dir: string): void {
 
 function run(dir: string, out: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ANGLE_') || k === 'ANGLE_ONNX_CACHE'));
+  // Only the numbers are checked here: no static figure images (each kernel would start Chromium for them).
+  env.ANGLE_STATIC_FIGURES = 'off';
   Object.assign(env, { ANGLE_SHARED_DIR: SHARED_DIR!, ANGLE_RESULTS_DIR: join(tmp, 'results'), HF_HUB_OFFLINE: '1' });
   return new Promise((res, rej) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/notebooks/cli.ts', '03-objectives', '--dir', dir, '--preset', 'smoke', '--out', out], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -26,6 +26,8 @@ const FIELDS = ['notebook', 'run', 'model', 'batch', 'length', 'accumulation', '
 
 test('a short rehearsal of notebooks 02 and 03: every planned run has a row, at the recipe\'s shapes, ok and within one 80 GB GPU', { skip, timeout: 900_000 }, async () => {
   const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ANGLE_') || k === 'ANGLE_ONNX_CACHE'));
+  // Only the numbers are checked here: no static figure images (each kernel would start Chromium for them).
+  env.ANGLE_STATIC_FIGURES = 'off';
   Object.assign(env, { ANGLE_SHARED_DIR: SHARED_DIR!, ANGLE_RESULTS_DIR: join(tmp, 'results'), HF_HUB_OFFLINE: '1' });
   const r = await new Promise<{ code: number | null; out: string }>((res, rej) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/notebooks/cli.ts', '02', '03', '--preset', 'rehearsal', '--out', join(tmp, 'out')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -19,6 +19,8 @@ after(() => rmSync(tmp, { recursive: true, force: true }));
 
 function runNotebook(out: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ANGLE_') || k === 'ANGLE_ONNX_CACHE'));
+  // Only the numbers are checked here: no static figure images (each kernel would start Chromium for them).
+  env.ANGLE_STATIC_FIGURES = 'off';
   Object.assign(env, { ANGLE_SHARED_DIR: SHARED_DIR!, ANGLE_RESULTS_DIR: join(tmp, 'results'), HF_HUB_OFFLINE: '1' });
   return new Promise((res, rej) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/notebooks/cli.ts', '04-pooling', '--preset', 'smoke', '--out', out], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
