@@ -12,6 +12,9 @@ export const FUSED_KERNELS = {
   layerNormGrad: 'AngleLayerNormGrad',
   gelu: 'AngleGelu',
   geluGrad: 'AngleGeluGrad',
+  /** GELU(x + bias) and its gradient (lib/ops/bias-gelu.ts); cuda only. */
+  biasGelu: 'AngleBiasGelu',
+  biasGeluGrad: 'AngleBiasGeluGrad',
   adamW: 'AngleAdamW',
   /** AdamW of many parameters in place, one launch per 64 (lib/ops/adamw-step.ts fusedAdamWMultiUpdate); cuda only. */
   adamWMulti: 'AngleAdamWMulti',

@@ -484,6 +484,18 @@ FN(geluGrad) {
   return undefinedValue(env);
 } END
 
+FN(biasGelu) {
+  // (x, bias, y, rows, cols)
+  biasGeluForward((const float*)a.ptr(0), (const float*)a.ptr(1), (float*)a.ptr(2), a.i64(3), a.i64(4));
+  return undefinedValue(env);
+} END
+
+FN(biasGeluGrad) {
+  // (dy, x, bias, du, rows, cols)
+  biasGeluBackward((const float*)a.ptr(0), (const float*)a.ptr(1), (const float*)a.ptr(2), (float*)a.ptr(3), a.i64(4), a.i64(5));
+  return undefinedValue(env);
+} END
+
 FN(adamW) {
   adamW((const float*)a.ptr(0), (const float*)a.ptr(1), (const float*)a.ptr(2), (const float*)a.ptr(3), (float*)a.ptr(4),
         (float*)a.ptr(5), (float*)a.ptr(6), a.i64(7), (float)a.num(8), (float)a.num(9), (float)a.num(10), (float)a.num(11),
@@ -606,6 +618,7 @@ napi_value moduleInit(napi_env env, napi_value exports) {
       EXPORT(geluGrad),  EXPORT(adamW),       EXPORT(dropout),    EXPORT(randomUniform), EXPORT(randomNormal),
       EXPORT(attentionForward), EXPORT(attentionBackward), EXPORT(adamWMulti), EXPORT(graphBegin), EXPORT(graphEnd),
       EXPORT(graphAbort), EXPORT(graphLaunch), EXPORT(graphDestroy), EXPORT(dropoutAdd),
+      EXPORT(biasGelu), EXPORT(biasGeluGrad),
   };
   napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
   return exports;

@@ -170,6 +170,40 @@ void geluBackward(const float* dy, const float* x, float* dx, int64_t n) {
   LAUNCH_CHECK("geluBackward");
 }
 
+// GELU of x + bias (bias [cols] broadcast over rows): the bias add rounded on its own, then
+// geluFwdKernel's arithmetic, so the numbers are those of the add kernel and the GELU kernel.
+__global__ void biasGeluFwdKernel(const float* __restrict__ x, const float* __restrict__ b, float* __restrict__ y, int64_t n, int64_t cols) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    float v = __fadd_rn(x[i], b[i % cols]);
+    y[i] = 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
+  }
+}
+
+// d/du GELU(u) · dy at u = x + bias (the bias gradient is this summed over rows, by the caller).
+__global__ void biasGeluBwdKernel(const float* __restrict__ dy, const float* __restrict__ x, const float* __restrict__ b, float* __restrict__ du,
+                                  int64_t n, int64_t cols) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    float v = __fadd_rn(x[i], b[i % cols]);
+    float cdf = 0.5f * (1.0f + erff(v * 0.70710678118654752f));
+    float pdf = 0.39894228040143268f * expf(-0.5f * v * v);
+    du[i] = dy[i] * (cdf + v * pdf);
+  }
+}
+
+void biasGeluForward(const float* x, const float* bias, float* y, int64_t rows, int64_t cols) {
+  int64_t n = rows * cols;
+  if (n == 0) return;
+  biasGeluFwdKernel<<<gridFor(n), 256, 0, stream()>>>(x, bias, y, n, cols);
+  LAUNCH_CHECK("biasGeluForward");
+}
+
+void biasGeluBackward(const float* dy, const float* x, const float* bias, float* du, int64_t rows, int64_t cols) {
+  int64_t n = rows * cols;
+  if (n == 0) return;
+  biasGeluBwdKernel<<<gridFor(n), 256, 0, stream()>>>(dy, x, bias, du, n, cols);
+  LAUNCH_CHECK("biasGeluBackward");
+}
+
 // ---- AdamW ---------------------------------------------------------------------------------------
 
 __global__ void adamWKernel(const float* p, const float* g, const float* m, const float* v, float* pOut, float* mOut, float* vOut,

@@ -15,6 +15,9 @@ void layerNormBackward(const float* dy, const float* x, const float* gamma, cons
 
 void geluForward(const float* x, float* y, int64_t n);
 void geluBackward(const float* dy, const float* x, float* dx, int64_t n);
+// GELU(x + bias) with bias [cols] over x [rows, cols], and its gradient at x + bias (one launch each).
+void biasGeluForward(const float* x, const float* bias, float* y, int64_t rows, int64_t cols);
+void biasGeluBackward(const float* dy, const float* x, const float* bias, float* du, int64_t rows, int64_t cols);
 
 // PyTorch AdamW; outputs may alias inputs.
 void adamW(const float* p, const float* g, const float* m, const float* v, float* pOut, float* mOut, float* vOut, int64_t n, float lr,

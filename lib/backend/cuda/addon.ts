@@ -89,6 +89,9 @@ export interface CudaAddon {
   layerNormGrad(dy: Ptr, x: Ptr, gamma: Ptr, mean: Ptr, rstd: Ptr, dx: Ptr, dgamma: Ptr, dbeta: Ptr, rows: number, cols: number): void;
   gelu(x: Ptr, y: Ptr, n: number): void;
   geluGrad(dy: Ptr, x: Ptr, dx: Ptr, n: number): void;
+  /** GELU(x + bias), bias [cols] over x [rows, cols]; and d/du GELU at x + bias times dy (fused.cu). */
+  biasGelu(x: Ptr, bias: Ptr, y: Ptr, rows: number, cols: number): void;
+  biasGeluGrad(dy: Ptr, x: Ptr, bias: Ptr, du: Ptr, rows: number, cols: number): void;
   adamW(p: Ptr, g: Ptr, m: Ptr, v: Ptr, pOut: Ptr, mOut: Ptr, vOut: Ptr, n: number, lr: number, b1: number, b2: number, eps: number, wd: number, bc1: number, bc2: number): void;
   dropout(x: Ptr, y: Ptr, n: number, rate: number, seed: number): void;
   /** y = dropout(x) + residual, dropout's mask (fused.cu dropoutAdd). */

@@ -497,6 +497,8 @@ export const FUSED_SHAPE_KERNELS: ShapeOnlyKernel[] = [
       return out(a, x.shape, 'float32');
     },
   },
+  { kernelName: FUSED_KERNELS.biasGelu, kernelFunc: (a) => out(a, input(a, 'x').shape, 'float32') },
+  { kernelName: FUSED_KERNELS.biasGeluGrad, kernelFunc: (a) => out(a, input(a, 'x').shape, 'float32') },
   {
     kernelName: FUSED_KERNELS.dropoutAdd,
     kernelFunc: (a) => {

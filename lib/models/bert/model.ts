@@ -11,6 +11,7 @@
  */
 import { fusedDropout, fusedGelu, fusedLayerNorm } from '../../ops/index.js';
 import { fusedDropoutAdd } from '../../ops/dropout.js';
+import { fusedBiasGelu, hasBiasGeluKernel } from '../../ops/bias-gelu.js';
 import { blockedAttention } from '../../ops/blocked-attention.js';
 import { fusedAttention } from '../../ops/fused-attention.js';
 import { checkpoint, replayingDropout, trainableUnder } from '../../ops/checkpoint.js';
@@ -78,6 +79,18 @@ export class BertModel extends TransformerModel<BertConfig> implements TextModel
   /** One kernel on backends with a fused LayerNorm (cuda), the same tfjs ops as before elsewhere. */
   private layerNorm(x: tf.Tensor, prefix: string): tf.Tensor {
     return fusedLayerNorm(x, this.p(`${prefix}.weight`), this.p(`${prefix}.bias`), this.config.layerNormEps);
+  }
+
+  /** GELU(linear(x)) with the bias add inside the GELU kernel (fusedBiasGelu). */
+  private linearGelu(x: tf.Tensor, prefix: string, dense: DenseWeight): tf.Tensor {
+    return tf.tidy(() => {
+      const { w, transposed } = dense(prefix);
+      const shape = x.shape;
+      const x2 = tf.reshape(x, [-1, shape[shape.length - 1]]);
+      const xw = transposed ? tf.matMul(x2, w) : matMulTransposesFree() ? tf.matMul(x2, w, false, true) : tf.matMul(x2, tf.transpose(w));
+      const out = (transposed ? w.shape[1] : w.shape[0]) as number;
+      return tf.reshape(fusedBiasGelu(xw, this.p(`${prefix}.bias`)), [...shape.slice(0, -1), out]);
+    });
   }
 
   private activation(x: tf.Tensor): tf.Tensor {
@@ -236,7 +249,8 @@ export class BertModel extends TransformerModel<BertConfig> implements TextModel
   /** Feed-forward of layer l (intermediate, activation, output), residual and LayerNorm. */
   private feedForwardBlock(a: tf.Tensor, l: number, training: boolean, dense: DenseWeight): tf.Tensor {
     const p = `encoder.layer.${l}.`;
-    const inter = this.activation(this.linear(a, `${p}intermediate.dense`, dense));
+    // erf-GELU on cuda: the bias add and the activation as one kernel (the same numbers; elsewhere the two ops).
+    const inter = this.config.hiddenAct === 'gelu' && hasBiasGeluKernel() ? this.linearGelu(a, `${p}intermediate.dense`, dense) : this.activation(this.linear(a, `${p}intermediate.dense`, dense));
     return this.layerNorm(this.dropoutAdd(this.linear(inter, `${p}output.dense`, dense), a, this.config.hiddenDropout, training), `${p}output.LayerNorm`);
   }
 

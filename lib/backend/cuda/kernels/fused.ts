@@ -94,6 +94,30 @@ export const fusedKernels: CudaKernel[] = [
     },
   },
   {
+    kernelName: FUSED_KERNELS.biasGelu,
+    kernelFunc: (a) => {
+      const b = cudaOf(a);
+      const x = float(b, input(a, 'x'), 'bias-GELU x');
+      const bias = float(b, input(a, 'bias'), 'bias-GELU bias');
+      const cols = x.shape[x.shape.length - 1];
+      if (bias.shape.length !== 1 || bias.shape[0] !== cols) throw new Error(`cuda backend: bias-GELU: bias [${bias.shape}] does not match the last dimension of x [${x.shape}]`);
+      const y = b.makeTensorInfo(x.shape, 'float32');
+      b.addon.biasGelu(b.ptr(x), b.ptr(bias), b.ptr(y), sizeOf(x.shape) / cols, cols);
+      return y;
+    },
+  },
+  {
+    kernelName: FUSED_KERNELS.biasGeluGrad,
+    kernelFunc: (a) => {
+      const b = cudaOf(a);
+      const x = input(a, 'x');
+      const cols = x.shape[x.shape.length - 1];
+      const du = b.makeTensorInfo(x.shape, 'float32');
+      b.addon.biasGeluGrad(b.ptr(float(b, input(a, 'dy'), 'bias-GELU dy')), b.ptr(x), b.ptr(input(a, 'bias')), b.ptr(du), sizeOf(x.shape) / cols, cols);
+      return du;
+    },
+  },
+  {
     kernelName: FUSED_KERNELS.dropoutAdd,
     kernelFunc: (a) => {
       const b = cudaOf(a);
