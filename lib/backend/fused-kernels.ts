@@ -10,6 +10,8 @@ import * as tf from '@tensorflow/tfjs-core';
 export const FUSED_KERNELS = {
   layerNorm: 'AngleLayerNorm',
   layerNormGrad: 'AngleLayerNormGrad',
+  /** LayerNorm(a + b) with a + b as a second output (lib/ops/layer-norm.ts fusedAddLayerNorm); cuda only. */
+  addLayerNorm: 'AngleAddLayerNorm',
   gelu: 'AngleGelu',
   geluGrad: 'AngleGeluGrad',
   /** GELU(x + bias) and its gradient (lib/ops/bias-gelu.ts); cuda only. */

@@ -484,6 +484,14 @@ FN(geluGrad) {
   return undefinedValue(env);
 } END
 
+FN(addLayerNorm) {
+  // (a, b, u, gamma, beta, y, mean, rstd, rows, cols, eps, rate, seed)
+  addLayerNormForward((const float*)a.ptr(0), (const float*)a.ptr(1), (float*)a.ptr(2), (const float*)a.ptr(3), (const float*)a.ptr(4),
+                      (float*)a.ptr(5), (float*)a.ptr(6), (float*)a.ptr(7), a.i64(8), a.i64(9), (float)a.num(10), (float)a.num(11),
+                      (uint64_t)a.i64(12));
+  return undefinedValue(env);
+} END
+
 FN(biasGelu) {
   // (x, bias, y, rows, cols)
   biasGeluForward((const float*)a.ptr(0), (const float*)a.ptr(1), (float*)a.ptr(2), a.i64(3), a.i64(4));
@@ -618,7 +626,7 @@ napi_value moduleInit(napi_env env, napi_value exports) {
       EXPORT(geluGrad),  EXPORT(adamW),       EXPORT(dropout),    EXPORT(randomUniform), EXPORT(randomNormal),
       EXPORT(attentionForward), EXPORT(attentionBackward), EXPORT(adamWMulti), EXPORT(graphBegin), EXPORT(graphEnd),
       EXPORT(graphAbort), EXPORT(graphLaunch), EXPORT(graphDestroy), EXPORT(dropoutAdd),
-      EXPORT(biasGelu), EXPORT(biasGeluGrad),
+      EXPORT(biasGelu), EXPORT(biasGeluGrad), EXPORT(addLayerNorm),
   };
   napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
   return exports;

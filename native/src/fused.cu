@@ -39,6 +39,45 @@ __global__ void lnForwardKernel(const float* __restrict__ x, const float* __rest
   }
 }
 
+// LayerNorm of u = dropout(a) + b (the residual connection before it; rate 0: a + b), writing u for
+// the backward pass: the dropout and add rounded as dropoutAddKernel rounds them, then
+// lnForwardKernel's passes over u, so the numbers are those of the two kernels. Each lane reads
+// back only the elements it wrote.
+__global__ void addLnForwardKernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ u,
+                                   const float* __restrict__ gamma, const float* __restrict__ beta, float* __restrict__ y,
+                                   float* __restrict__ mean, float* __restrict__ rstd, int64_t rows, int64_t cols, float eps, float rate,
+                                   float keepScale, uint64_t seedArg, const uint64_t* __restrict__ seedBase) {
+  int warps = blockDim.x / 32, lane = threadIdx.x & 31;
+  const uint64_t seed = seedBase ? *seedBase + seedArg : seedArg;
+  for (int64_t r = (int64_t)blockIdx.x * warps + threadIdx.x / 32; r < rows; r += (int64_t)gridDim.x * warps) {
+    float* p = u + r * cols;
+    float s = 0.0f;
+    for (int64_t j = lane; j < cols; j += 32) {
+      const int64_t i = r * cols + j;
+      // With dropout on a: the dropout kernel's mask and scaling (dropoutKeeps), then the add, as dropoutAdd rounds them.
+      float ai = rate > 0.0f ? (dropoutKeeps(i, seed, rate) ? __fmul_rn(a[i], keepScale) : 0.0f) : a[i];
+      float v = __fadd_rn(ai, b[i]);
+      p[j] = v;
+      s += v;
+    }
+    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+    float mu = s / (float)cols;
+    float q = 0.0f;
+    for (int64_t j = lane; j < cols; j += 32) {
+      float d = p[j] - mu;
+      q += d * d;
+    }
+    for (int o = 16; o > 0; o >>= 1) q += __shfl_xor_sync(0xffffffffu, q, o);
+    float rs = rsqrtf(q / (float)cols + eps);
+    float* o = y + r * cols;
+    for (int64_t j = lane; j < cols; j += 32) o[j] = (p[j] - mu) * rs * gamma[j] + beta[j];
+    if (lane == 0) {
+      mean[r] = mu;
+      rstd[r] = rs;
+    }
+  }
+}
+
 static unsigned warpRowsGrid(int64_t rows) {
   int64_t blocks = (rows + 7) / 8;
   int64_t cap = (int64_t)smCount() * 32;
@@ -50,6 +89,16 @@ void layerNormForward(const float* x, const float* gamma, const float* beta, flo
   if (rows == 0) return;
   lnForwardKernel<<<warpRowsGrid(rows), 256, 0, stream()>>>(x, gamma, beta, y, mean, rstd, rows, cols, eps);
   LAUNCH_CHECK("layerNormForward");
+}
+
+void addLayerNormForward(const float* a, const float* b, float* u, const float* gamma, const float* beta, float* y, float* mean, float* rstd,
+                         int64_t rows, int64_t cols, float eps, float rate, uint64_t seed) {
+  if (rows == 0) return;
+  if (!(rate >= 0.0f && rate < 1.0f)) fail("addLayerNorm: dropout rate %g outside [0, 1)", (double)rate);
+  const uint64_t* seedBase = rate > 0.0f ? capturedSeed(&seed) : nullptr;
+  addLnForwardKernel<<<warpRowsGrid(rows), 256, 0, stream()>>>(a, b, u, gamma, beta, y, mean, rstd, rows, cols, eps, rate, 1.0f / (1.0f - rate),
+                                                               seed, seedBase);
+  LAUNCH_CHECK("addLayerNormForward");
 }
 
 // dx = rstd · (g − mean(g) − x̂ · mean(g · x̂)), g = dy · gamma, x̂ = (x − mean) · rstd.

@@ -9,6 +9,10 @@ namespace angle {
 // x [rows, cols] -> y, mean [rows], rstd [rows] (biased variance, as PyTorch).
 void layerNormForward(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd, int64_t rows,
                       int64_t cols, float eps);
+// LayerNorm of u = dropout(a; rate, seed) + b (a residual connection and its LayerNorm in one
+// launch; rate 0: a + b); u is written too, for layerNormBackward.
+void addLayerNormForward(const float* a, const float* b, float* u, const float* gamma, const float* beta, float* y, float* mean, float* rstd,
+                         int64_t rows, int64_t cols, float eps, float rate, uint64_t seed);
 // dx [rows, cols], dgamma [cols], dbeta [cols].
 void layerNormBackward(const float* dy, const float* x, const float* gamma, const float* mean, const float* rstd, float* dx,
                        float* dgamma, float* dbeta, int64_t rows, int64_t cols);

@@ -86,6 +86,8 @@ export interface CudaAddon {
   scatterNd(dt: number, idx: Ptr, updates: Ptr, y: Ptr, numSlices: number, sliceRank: number, sliceSize: number, strides: number[], leading: number[], outSize: number): void;
   matmul(a: Ptr, b: Ptr, c: Ptr, batch: number, m: number, n: number, k: number, transA: boolean, transB: boolean, strideA: number, strideB: number, precision: number): void;
   layerNorm(x: Ptr, gamma: Ptr, beta: Ptr, y: Ptr, mean: Ptr, rstd: Ptr, rows: number, cols: number, eps: number): void;
+  /** LayerNorm of u = dropout(a; rate, seed) + b, writing u too (fused.cu addLayerNormForward; rate 0: a + b). */
+  addLayerNorm(a: Ptr, b: Ptr, u: Ptr, gamma: Ptr, beta: Ptr, y: Ptr, mean: Ptr, rstd: Ptr, rows: number, cols: number, eps: number, rate: number, seed: number): void;
   layerNormGrad(dy: Ptr, x: Ptr, gamma: Ptr, mean: Ptr, rstd: Ptr, dx: Ptr, dgamma: Ptr, dbeta: Ptr, rows: number, cols: number): void;
   gelu(x: Ptr, y: Ptr, n: number): void;
   geluGrad(dy: Ptr, x: Ptr, dx: Ptr, n: number): void;

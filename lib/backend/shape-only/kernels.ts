@@ -497,6 +497,15 @@ export const FUSED_SHAPE_KERNELS: ShapeOnlyKernel[] = [
       return out(a, x.shape, 'float32');
     },
   },
+  {
+    kernelName: FUSED_KERNELS.addLayerNorm,
+    kernelFunc: (a) => {
+      const x = input(a, 'a');
+      const rows = sizeOf(x.shape) / x.shape[x.shape.length - 1];
+      if ((attr<number>(a, 'rate') ?? 0) > 0) be(a).noteSeed(attr<number>(a, 'seed'));
+      return [out(a, x.shape, 'float32'), out(a, [rows], 'float32'), out(a, [rows], 'float32'), out(a, x.shape, 'float32')];
+    },
+  },
   { kernelName: FUSED_KERNELS.biasGelu, kernelFunc: (a) => out(a, input(a, 'x').shape, 'float32') },
   { kernelName: FUSED_KERNELS.biasGeluGrad, kernelFunc: (a) => out(a, input(a, 'x').shape, 'float32') },
   {

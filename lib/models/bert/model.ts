@@ -10,7 +10,7 @@
  * the cpu backend.
  */
 import { fusedDropout, fusedGelu, fusedLayerNorm } from '../../ops/index.js';
-import { fusedDropoutAdd } from '../../ops/dropout.js';
+import { fusedAddLayerNorm } from '../../ops/layer-norm.js';
 import { fusedBiasGelu, hasBiasGeluKernel } from '../../ops/bias-gelu.js';
 import { blockedAttention } from '../../ops/blocked-attention.js';
 import { fusedAttention } from '../../ops/fused-attention.js';
@@ -113,10 +113,14 @@ export class BertModel extends TransformerModel<BertConfig> implements TextModel
     return fusedDropout(x, rate, this.nextDropoutSeed());
   }
 
-  /** dropout(x) + residual: one kernel on cuda (fusedDropoutAdd), the two ops elsewhere; x + residual when not training. */
-  private dropoutAdd(x: tf.Tensor, residual: tf.Tensor, rate: number, training: boolean): tf.Tensor {
-    if (!training || rate <= 0) return tf.add(x, residual);
-    return fusedDropoutAdd(x, residual, rate, this.nextDropoutSeed());
+  /**
+   * LayerNorm(dropout(x) + residual), the end of each BERT sublayer (hidden dropout only while
+   * training): one kernel on cuda (fusedAddLayerNorm), dropout-add and LayerNorm elsewhere.
+   */
+  private residualLayerNorm(x: tf.Tensor, residual: tf.Tensor, training: boolean, prefix: string): tf.Tensor {
+    const rate = this.config.hiddenDropout;
+    const dropout = training && rate > 0 ? { rate, seed: this.nextDropoutSeed() } : undefined;
+    return fusedAddLayerNorm(x, residual, this.p(`${prefix}.weight`), this.p(`${prefix}.bias`), this.config.layerNormEps, dropout);
   }
 
   /**
@@ -233,7 +237,7 @@ export class BertModel extends TransformerModel<BertConfig> implements TextModel
       // 'fused': one kernel on cuda (the additive mask [B, 1, 1, T] is its padding mask), plain attention elsewhere.
       const attend = attention === 'fused' ? fusedAttention : blockedAttention;
       const ctxBlocked = tf.reshape(tf.transpose(attend(q, kb, vb, additiveMask, { scale, dropout }), [0, 2, 1, 3]), [B, T, cfg.hiddenSize]);
-      return this.layerNorm(this.dropoutAdd(this.linear(ctxBlocked, `${p}attention.output.dense`, dense), h, cfg.hiddenDropout, training), `${p}attention.output.LayerNorm`);
+      return this.residualLayerNorm(this.linear(ctxBlocked, `${p}attention.output.dense`, dense), h, training, `${p}attention.output.LayerNorm`);
     }
     const keysTransposedByMatMul = matMulTransposesFree();
     const k = heads('key', keysTransposedByMatMul ? [0, 2, 1, 3] : [0, 2, 3, 1]);
@@ -243,7 +247,7 @@ export class BertModel extends TransformerModel<BertConfig> implements TextModel
       return this.dropout(tf.softmax(scores, -1), cfg.attentionDropout, training);
     });
     const ctx = tf.tidy(() => tf.reshape(tf.transpose(tf.matMul(probs, v), [0, 2, 1, 3]), [B, T, cfg.hiddenSize]));
-    return this.layerNorm(this.dropoutAdd(this.linear(ctx, `${p}attention.output.dense`, dense), h, cfg.hiddenDropout, training), `${p}attention.output.LayerNorm`);
+    return this.residualLayerNorm(this.linear(ctx, `${p}attention.output.dense`, dense), h, training, `${p}attention.output.LayerNorm`);
   }
 
   /** Feed-forward of layer l (intermediate, activation, output), residual and LayerNorm. */
@@ -251,7 +255,7 @@ export class BertModel extends TransformerModel<BertConfig> implements TextModel
     const p = `encoder.layer.${l}.`;
     // erf-GELU on cuda: the bias add and the activation as one kernel (the same numbers; elsewhere the two ops).
     const inter = this.config.hiddenAct === 'gelu' && hasBiasGeluKernel() ? this.linearGelu(a, `${p}intermediate.dense`, dense) : this.activation(this.linear(a, `${p}intermediate.dense`, dense));
-    return this.layerNorm(this.dropoutAdd(this.linear(inter, `${p}output.dense`, dense), a, this.config.hiddenDropout, training), `${p}output.LayerNorm`);
+    return this.residualLayerNorm(this.linear(inter, `${p}output.dense`, dense), a, training, `${p}output.LayerNorm`);
   }
 
   /** The result object: last hidden state, the hidden states asked for, and the pooler output. */

@@ -94,6 +94,23 @@ export const fusedKernels: CudaKernel[] = [
     },
   },
   {
+    kernelName: FUSED_KERNELS.addLayerNorm,
+    kernelFunc: (a) => {
+      const b = cudaOf(a);
+      const x = float(b, input(a, 'a'), 'add-LayerNorm a');
+      const r = float(b, input(a, 'b'), 'add-LayerNorm b');
+      if (sizeOf(x.shape) !== sizeOf(r.shape)) throw new Error(`cuda backend: add-LayerNorm: a [${x.shape}] and b [${r.shape}] differ in size`);
+      const cols = x.shape[x.shape.length - 1];
+      const rows = sizeOf(x.shape) / cols;
+      const y = b.makeTensorInfo(x.shape, 'float32');
+      const mean = b.makeTensorInfo([rows], 'float32');
+      const rstd = b.makeTensorInfo([rows], 'float32');
+      const u = b.makeTensorInfo(x.shape, 'float32');
+      b.addon.addLayerNorm(b.ptr(x), b.ptr(r), b.ptr(u), b.ptr(input(a, 'gamma')), b.ptr(input(a, 'beta')), b.ptr(y), b.ptr(mean), b.ptr(rstd), rows, cols, attr<number>(a, 'epsilon'), attr<number>(a, 'rate') ?? 0, attr<number>(a, 'seed') ?? 0);
+      return [y, mean, rstd, u];
+    },
+  },
+  {
     kernelName: FUSED_KERNELS.biasGelu,
     kernelFunc: (a) => {
       const b = cudaOf(a);
