@@ -67,7 +67,13 @@ async function rehearsalOne(o: OneConfigOptions): Promise<{ name: string; result
     if (!known) throw new Error(`${row.model}: not a known config, cannot shrink it for the dry run`);
     const config = shrinkConfig(known);
     spec = { id: row.model, config, tokenizer: rehearsalTokenizer(config).tokenizer, parameters: parameterCountOfConfig(config), shapeOnly: false, instantiated: 'dry run: 2 layers of width 64' };
-    recipe = { ...full, config: { ...full.config, batchSize: 2, maxLength: 16, gradAccumulation: 1 } };
+    // An ESE row compresses to k dimensions, k at most the hidden size (ESE refuses more): the
+    // paper's k = 128 cannot be at width 64, so the dry run takes a quarter of the shrunk width, as
+    // the smoke preset does (recipes/espresso.ts).
+    const objective = full.config.objective as { compressionSize?: number } | undefined;
+    const width = Number(config.hidden_size ?? config.dim ?? 64);
+    const shrunkObjective = objective?.compressionSize !== undefined && objective.compressionSize > width ? { objective: { ...objective, compressionSize: Math.max(1, Math.floor(width / 4)) } } : {};
+    recipe = { ...full, config: { ...full.config, batchSize: 2, maxLength: 16, gradAccumulation: 1, ...shrunkObjective } as typeof full.config };
   } else {
     spec = await rehearsalModel(row.model);
   }
