@@ -17,22 +17,18 @@ import type { Evaluator } from '../eval/evaluator.js';
 import { spearman } from '../eval/spearman.js';
 import { embedUnique, pairCosines } from '../eval/vectors.js';
 import { loadModel } from '../models/auto.js';
+import type { LayerWidthPoint } from '../report/figures/layer-width.js';
 import { bootstrapSpearmanCI } from '../report/statistics/spearman-bootstrap.js';
 import { InputError } from '../util/errors.js';
 import type { SimpleTable } from '../util/table.js';
 import { runEvaluation } from './run-evaluation.js';
 import type { RecipeRun } from './run-recipe.js';
 
-/** One cell of the grid: ρ × 100 on the test pairs with its bootstrap 95% interval. */
-export interface LayerWidthCell {
-  /** The run's row label (e.g. 'ESE', 'AnglE'). */
-  row: string;
-  /** hidden_states[layer]: 0 the embedding output, numLayers the whole model. */
-  layer: number;
-  dim: number;
-  spearman: number;
-  low: number;
-  high: number;
+/**
+ * One cell of the grid: ρ × 100 on the test pairs with its bootstrap 95% interval (the figure's
+ * point: row label, layer of hidden_states, leading width), and how many pairs it was measured on.
+ */
+export interface LayerWidthCell extends LayerWidthPoint {
   pairs: number;
 }
 

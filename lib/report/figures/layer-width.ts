@@ -9,7 +9,9 @@ import { colorAt, emptyFigure, type Figure, type Trace } from './figure.js';
 
 /** One grid cell, as the figures need it (ρ × 100 and its interval). */
 export interface LayerWidthPoint {
+  /** The run's row label (e.g. 'ESE', 'AnglE'). */
   row: string;
+  /** hidden_states[layer]: 0 the embedding output, numLayers the whole model. */
   layer: number;
   dim: number;
   spearman: number;
