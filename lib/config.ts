@@ -54,6 +54,16 @@ export function envConfig(env: NodeJS.ProcessEnv = process.env): EnvConfig {
   };
 }
 
+/**
+ * Where runs are recorded: `given` (a flag or an option), else ANGLE_RESULTS_DIR, else `results`;
+ * absolute, a relative path taken from the working directory. The one place this rule is written:
+ * the run store, the results reader, run cards, summaries and commands all call it. A preset's
+ * results/<preset> arrives as ANGLE_RESULTS_DIR (lib/experiments/presets.ts presetVariables).
+ */
+export function resolveResultsDir(given?: string, env: NodeJS.ProcessEnv = process.env): string {
+  return resolve(nonEmpty(given) ?? envConfig(env).resultsDir);
+}
+
 /** A folder found by the flag/variable/default rule, and which of them gave it. */
 export interface Located {
   path: string;

@@ -8,8 +8,8 @@
  * with a bootstrap 95% interval over the pairs (lib/report/statistics, BCa, seeded). The engine stops
  * at the layer (the ONNX graph ends there), so a shallow layer costs only its layers.
  */
-import { join, resolve } from 'node:path';
-import { envConfig } from '../config.js';
+import { join } from 'node:path';
+import { resolveResultsDir } from '../config.js';
 import type { StsSet } from '../data/sts.js';
 import { PooledSentenceEncoder } from '../embed/encoder.js';
 import { parsePooling, type Pooling } from '../embed/pooling.js';
@@ -102,7 +102,7 @@ export interface LayerWidthGridOptions {
 
 /** Every layer × width of one training run's selected weights (see the file comment). */
 export async function layerWidthGrid(o: LayerWidthGridOptions): Promise<LayerWidthCell[]> {
-  const resultsDir = resolve(o.resultsDir ?? envConfig().resultsDir);
+  const resultsDir = resolveResultsDir(o.resultsDir);
   const best = join(resultsDir, o.training.run.record.experiment, 'runs', o.training.key, 'best');
   const m = await loadModel(best);
   try {

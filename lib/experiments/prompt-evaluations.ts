@@ -21,8 +21,8 @@
  * model's context is cut (never the template, whose last token is the embedding) and the record's
  * settings say so. The paper's models are never cut.
  */
-import { resolve } from 'node:path';
-import { envConfig } from '../config.js';
+import { join } from 'node:path';
+import { resolveResultsDir } from '../config.js';
 import { PromptSentenceEncoder, promptFor, type Demonstration } from '../embed/prompt-encoder.js';
 import type { PromptTemplateOptions } from '../llm/prompt-template.js';
 import type { SentenceEncoder } from '../embed/types.js';
@@ -188,7 +188,7 @@ export function endpointPromptEncoder(
     ...(dimensions !== undefined ? { dimensions } : {}),
     batchSize: o.batchSize ?? 64,
     // FORCE embeds again rather than reading the vectors of the last run back.
-    ...(o.force ? {} : { cache: resolve(o.resultsDir ?? envConfig().resultsDir, 'embedding-cache') }),
+    ...(o.force ? {} : { cache: join(resolveResultsDir(o.resultsDir), 'embedding-cache') }),
   });
   return {
     model: { id: route.model, dir: '', source: 'hub', weightsSha256: `served:${route.model}` },

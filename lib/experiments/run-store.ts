@@ -15,8 +15,8 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { envConfig } from '../config.js';
+import { join } from 'node:path';
+import { resolveResultsDir } from '../config.js';
 import { loadRun, type LoadedRun } from '../report/results-reader.js';
 import { writeRunCard, type RunCardOptions } from '../report/run-card.js';
 import { acquireRunLock, type RunLockOptions } from './run-lock.js';
@@ -117,7 +117,7 @@ export interface StoredRun<S extends string, T> {
  */
 export function reusableRun(req: StoreRequest): LoadedRun | undefined {
   if (req.force) return undefined;
-  const done = finishedRun(resolve(req.resultsDir ?? envConfig().resultsDir), req.experiment, req.key);
+  const done = finishedRun(resolveResultsDir(req.resultsDir), req.experiment, req.key);
   if (!done || !(req.accept?.(done) ?? true)) return undefined;
   req.log?.(`${req.label}: reused run ${done.record.runId} (key ${req.key}; FORCE to run again)`);
   return done;
@@ -139,7 +139,7 @@ export function recordedRun<S extends string, T>(req: StoreRequest, out: RunOutc
 export async function storedRun<S extends string, T = undefined>(req: StoreRequest, work: (resultsDir: string) => Promise<RunOutcome<S, T>>): Promise<StoredRun<S, T>> {
   const done = reusableRun(req);
   if (done) return { key: req.key, status: 'reused', run: done };
-  const resultsDir = resolve(req.resultsDir ?? envConfig().resultsDir);
+  const resultsDir = resolveResultsDir(req.resultsDir);
   const lock = await acquireRunLock(resultsDir, req.experiment, req.key, req.label, {
     onWait: (h) => req.log?.(`${req.label}: waiting for pid ${h.pid} on ${h.host}, which has run key ${req.key} since ${h.since}`),
     ...req.lock,

@@ -6,8 +6,8 @@
  * folder was deleted are left out (the record alone holds no weights).
  */
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { envConfig } from '../config.js';
+import { join } from 'node:path';
+import { resolveResultsDir } from '../config.js';
 import { readResults } from '../report/results-reader.js';
 import type { ModelEntry } from './evaluation-models.js';
 
@@ -21,7 +21,7 @@ export interface TrainedModelQuery {
 
 /** The best/ folders of finished runs of `experiments`, newest last; see the file comment. */
 export function trainedModelEntries(experiments: string | readonly string[], q: TrainedModelQuery = {}): ModelEntry[] {
-  const resultsDir = resolve(q.resultsDir ?? envConfig().resultsDir);
+  const resultsDir = resolveResultsDir(q.resultsDir);
   const list = typeof experiments === 'string' ? [experiments] : experiments;
   const present = list.filter((e) => existsSync(join(resultsDir, e)));
   if (present.length === 0) return [];

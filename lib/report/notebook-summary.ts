@@ -8,7 +8,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
-import { envConfig } from '../config.js';
+import { resolveResultsDir } from '../config.js';
 import { writeFileAtomicSync } from '../util/atomic-write.js';
 import { InputError } from '../util/errors.js';
 import { tableToMarkdown, type SimpleTable } from '../util/table.js';
@@ -72,7 +72,7 @@ export function notebookSummaryMarkdown(notebook: string, s: NotebookSummary, di
 /** Writes `results/<notebook>/summary.md` atomically; returns its path. */
 export function writeNotebookSummary(notebook: string, s: NotebookSummary): string {
   if (!SAFE_NAME.test(notebook)) throw new InputError(`notebook name '${notebook}' must be letters, digits, '.', '_' or '-' (it names a folder)`);
-  const dir = join(s.resultsDir ?? envConfig().resultsDir, notebook);
+  const dir = join(resolveResultsDir(s.resultsDir), notebook);
   const path = join(dir, 'summary.md');
   writeFileAtomicSync(path, notebookSummaryMarkdown(notebook, s, dir));
   return path;

@@ -18,7 +18,7 @@ import * as aq from 'arquero';
 import type { ColumnTable } from 'arquero';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { envConfig } from '../config.js';
+import { resolveResultsDir } from '../config.js';
 import { InputError, UnknownNameError } from '../util/errors.js';
 import { RUN_COLUMNS, isConfigurationColumn, recordRow, type ColumnValue } from './record-columns.js';
 import type { RunRecord } from './run-record.js';
@@ -216,7 +216,7 @@ function readExperiment(dir: string, runs: LoadedRun[], skipped: SkippedFile[]):
  * exist is an error listing those that do; bad files inside one are skipped and listed.
  */
 export function readResults(options: ReadResultsOptions = {}): ResultsFrame {
-  const resultsDir = options.resultsDir ?? envConfig().resultsDir;
+  const resultsDir = resolveResultsDir(options.resultsDir);
   const available = experimentFolders(resultsDir);
   const wanted = options.experiments === undefined ? available : typeof options.experiments === 'string' ? [options.experiments] : [...options.experiments];
   const runs: LoadedRun[] = [];

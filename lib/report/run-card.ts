@@ -17,7 +17,7 @@
  * it, so rewriting an unchanged record's card gives the same bytes. Writes are atomic.
  */
 import { basename, dirname, join } from 'node:path';
-import { envConfig } from '../config.js';
+import { resolveResultsDir } from '../config.js';
 import { writeFileAtomicSync } from '../util/atomic-write.js';
 import { InputError } from '../util/errors.js';
 import { tableToMarkdown, type SimpleTable, type TableValue } from '../util/table.js';
@@ -250,6 +250,6 @@ export function writeRunCard(run: LoadedRun | string, options: RunCardOptions = 
  * records, truncated) get no card and are returned in `skipped`.
  */
 export function writeRunCards(experiment: string, options: RunCardOptions & { resultsDir?: string } = {}): { written: string[]; skipped: SkippedFile[] } {
-  const frame = readResults({ resultsDir: options.resultsDir ?? envConfig().resultsDir, experiments: experiment });
+  const frame = readResults({ resultsDir: resolveResultsDir(options.resultsDir), experiments: experiment });
   return { written: frame.runs.map((r) => writeRunCard(r, options)), skipped: frame.skipped };
 }

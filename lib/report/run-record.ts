@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { envConfig } from '../config.js';
+import { resolveResultsDir } from '../config.js';
 import { InputError } from '../util/errors.js';
 import { writeFileAtomicSync } from '../util/atomic-write.js';
 import type { Provenance } from './provenance.js';
@@ -62,7 +62,7 @@ export function newRunId(now = new Date()): string {
   return `${now.toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-')}-${randomBytes(2).toString('hex')}`;
 }
 
-export function runRecordPath(experiment: string, runId: string, resultsDir = envConfig().resultsDir): string {
+export function runRecordPath(experiment: string, runId: string, resultsDir = resolveResultsDir()): string {
   for (const [what, v] of [['experiment', experiment], ['run id', runId]] as const) {
     if (!SAFE_NAME.test(v)) throw new InputError(`${what} '${v}' must be letters, digits, '.', '_' or '-' (it names a file)`);
   }
@@ -70,7 +70,7 @@ export function runRecordPath(experiment: string, runId: string, resultsDir = en
 }
 
 /** Writes the record; refuses to replace an existing run's file. Returns the path. */
-export function writeRunRecord(record: RunRecord, resultsDir = envConfig().resultsDir): string {
+export function writeRunRecord(record: RunRecord, resultsDir = resolveResultsDir()): string {
   const path = runRecordPath(record.experiment, record.runId, resultsDir);
   if (existsSync(path)) throw new InputError(`a results file for run '${record.runId}' already exists; runs never overwrite each other`, { file: path });
   writeFileAtomicSync(path, JSON.stringify(record, null, 1) + '\n');
