@@ -26,10 +26,10 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { initBackend } from '../lib/backend/index.js';
-import { envConfig } from '../lib/config.js';
+import { resolveResultsDir } from '../lib/config.js';
 import { modelCardMarkdown, type ModelCardInput } from '../lib/embed/model-card.js';
-import { parsePooling, POOLING_STRATEGIES, type Pooling } from '../lib/embed/pooling.js';
-import { exportSentenceTransformer, sentenceTransformerSpec, sentenceTransformerSteps } from '../lib/embed/sentence-transformer-export.js';
+import { POOLING_STRATEGIES, type Pooling } from '../lib/embed/pooling.js';
+import { exportSentenceTransformer, sentenceTransformerSpec } from '../lib/embed/sentence-transformer-export.js';
 import { addLora } from '../lib/models/adapters/lora.js';
 import { ADAPTER_WEIGHTS_FILE, exportLoraAdapter } from '../lib/models/adapters/peft.js';
 import type { AdaptableModel } from '../lib/models/adapters/types.js';
@@ -40,6 +40,7 @@ import type { LoadedModel } from '../lib/models/types.js';
 import { portableModelRef } from '../lib/report/training-record.js';
 import { restoreBestWeights } from '../lib/train/best-model.js';
 import { cardResults, cardTraining, mtebShipment } from './export/card.js';
+import { exportablePooling, exportPooling } from './export/pooling.js';
 import { evaluationsOf, localModelRef, runSource, type RunSource } from './export/run-source.js';
 import { EXIT, helpText, parseOptions, runCommand, UsageError, validateArguments, type OptionSpecs } from './cli/command.js';
 
@@ -47,7 +48,7 @@ const OPTIONS = {
   run: { type: 'string', value: '<dir|record>', help: "a trained run: its record results/<experiment>/<run-id>.json (what `npm run train` prints), or its run folder results/<experiment>/runs/<run id or key>/ (or its best/); `project:…` paths as records write them too; exports its best dev checkpoint" },
   model: { type: 'string', value: '<dir|id>', help: 'any model instead: a local model directory (HF or sentence-transformers folder) or a Hub id' },
   out: { type: 'string', value: '<dir>', help: 'the folder to write (refused when it exists and is not empty, unless --overwrite)' },
-  pooling: { type: 'string', value: '<name>', help: `the pooling the folder computes: ${POOLING_STRATEGIES.join(', ')} (batch-dependent ones are refused)`, default: "a run's recorded pooling; required with --model" },
+  pooling: { type: 'string', value: '<name>', help: `the pooling the folder computes: ${POOLING_STRATEGIES.join(', ')} (batch-dependent ones are refused)`, default: "the model's pooling module (a run's best/ is saved with the pooling it trained with; a sentence-transformers folder's modules), else a run's recorded pooling, else the architecture's default (BERT cls)" },
   'max-length': { type: 'string', value: '<n>', help: 'max_seq_length: tokens per text, special tokens included (also tokenizer_config model_max_length)', default: "a run's recorded maxLength, else the model's max positions" },
   normalize: { type: 'boolean', help: 'append a Normalize module (unit-length embeddings; cosine scores unchanged)' },
   'truncate-layer': { type: 'string', value: '<n>', help: "keep the first n transformer layers (angle_emb's truncate_layer; an Espresso/ESE model's shallow layers): config.json num_hidden_layers, their weights and the ONNX graph end there", default: 'every layer' },
@@ -72,6 +73,7 @@ interface Plan {
   out: string;
   name: string;
   source: RunSource | { kind: 'model'; model: string };
+  /** --pooling; without it the model's own pooling module, once the model is loaded (./export/pooling.ts). */
   pooling?: Pooling;
   maxLength?: number;
   /** --truncate-layer / --truncate-dim (checked against the model once it is loaded). */
@@ -94,12 +96,6 @@ function truncation(v: Values): Plan['truncate'] {
   return layer === undefined && dim === undefined ? undefined : { ...(layer !== undefined ? { layer } : {}), ...(dim !== undefined ? { dim } : {}) };
 }
 
-function checkPooling(p: string): Pooling {
-  const pooling = parsePooling(p);
-  sentenceTransformerSteps(pooling, 2, 2); // refuses, with the reason, what no module pipeline computes
-  return pooling;
-}
-
 function plan(argv: string[]): Plan | undefined {
   const { values: v } = parseOptions(OPTIONS, argv);
   if (v.help) return undefined;
@@ -116,9 +112,8 @@ function plan(argv: string[]): Plan | undefined {
   const maxLength = integer('max-length', v['max-length']);
   const truncate = truncation(v);
   if (v.model !== undefined) {
-    if (v.pooling === undefined) throw new UsageError(`--pooling is required with --model: one of ${POOLING_STRATEGIES.join(', ')}`);
     if (v['base-model'] !== undefined) throw new UsageError('--base-model applies to a LoRA --run only');
-    return { v, out, name: v.name ?? basename(out), source: { kind: 'model', model: v.model }, pooling: checkPooling(v.pooling), maxLength, ...(truncate ? { truncate } : {}), adapter: false, resultsDir: resolve(v.results ?? envConfig().resultsDir) };
+    return { v, out, name: v.name ?? basename(out), source: { kind: 'model', model: v.model }, ...(v.pooling !== undefined ? { pooling: exportablePooling(v.pooling) } : {}), maxLength, ...(truncate ? { truncate } : {}), adapter: false, resultsDir: resolveResultsDir(v.results) };
   }
   const source = runSource(v.run!);
   const adapter = source.best.trainable === 'subset';
@@ -128,10 +123,11 @@ function plan(argv: string[]): Plan | undefined {
   } else if (v['base-model'] !== undefined) {
     throw new UsageError('--base-model applies to a LoRA run only (this run trained the whole model)');
   }
-  const recorded = source.run.record.config as { pooling?: unknown; maxLength?: unknown };
-  const pooling = adapter ? undefined : checkPooling(v.pooling ?? (typeof recorded.pooling === 'string' ? recorded.pooling : 'cls'));
+  const recorded = source.run.record.config as { maxLength?: unknown };
+  // Without --pooling, the pooling is the model's own module, read once best/ is loaded (./export/pooling.ts).
+  const pooling = adapter || v.pooling === undefined ? undefined : exportablePooling(v.pooling);
   const length = adapter ? undefined : (maxLength ?? (typeof recorded.maxLength === 'number' ? recorded.maxLength : undefined));
-  return { v, out, name: v.name ?? basename(out), source, pooling, maxLength: length, ...(truncate ? { truncate } : {}), adapter, resultsDir: resolve(v.results ?? source.resultsDir) };
+  return { v, out, name: v.name ?? basename(out), source, ...(pooling ? { pooling } : {}), maxLength: length, ...(truncate ? { truncate } : {}), adapter, resultsDir: resolve(v.results ?? source.resultsDir) };
 }
 
 /** The command line that made the folder, with portable paths (the card is published). */
@@ -297,7 +293,9 @@ async function main(): Promise<number> {
     const from = p.source.kind === 'run' ? p.source.bestDir : p.source.model;
     const m = await loadModel(from);
     try {
-      done = await exportEncoder(p, m, argv);
+      const chosen = exportPooling(m, p.pooling, p.source.kind === 'run' ? p.source.run.record.config.pooling : undefined);
+      console.log(`export: pooling ${chosen.pooling} (${chosen.from})`);
+      done = await exportEncoder({ ...p, pooling: chosen.pooling }, m, argv);
     } finally {
       m.model.dispose();
     }

@@ -190,7 +190,8 @@ describe('npm run export', () => {
     for (const [n, tensor] of readSafetensors(join(bestModelDir(runDir), 'model.safetensors')).tensors) {
       assert.ok(Buffer.from(saved.get(n)!.data.buffer).equals(Buffer.from(tensor.data.buffer)), n);
     }
-    // The recorded pooling and max length.
+    // The pooling best/ was saved with (its module) and the recorded max length.
+    assert.match(r.stdout, /export: pooling cls \(the model's pooling module \(its modules\.json\)\)/);
     assert.deepEqual(json(join(out, 'sentence_bert_config.json')), { max_seq_length: 32, do_lower_case: false });
     assert.equal(json(join(out, '1_Pooling', 'config.json')).pooling_mode_cls_token, true);
     const card = readFileSync(join(out, 'README.md'), 'utf8');
@@ -273,7 +274,6 @@ describe('npm run export', () => {
   test('arguments are checked before any model loads: what to export, --out, the pooling', () => {
     const cases: Array<[string[], RegExp]> = [
       [['--out', join(work, 'x')], /export: give what to export: --run <run dir\|record\.json> or --model <dir\|hub id> \(one of them\) \(see --help\)/],
-      [['--model', 'some/model', '--out', join(work, 'x')], /--pooling is required with --model/],
       [['--model', 'some/model', '--out', join(work, 'x'), '--pooling', 'nope'], /unknown pooling/],
       [['--model', 'some/model', '--out', join(work, 'x'), '--pooling', 'cls_avg_legacy'], /depends on the batch a text is embedded with/],
       [['--run', join(work, 'no-such-run'), '--out', join(work, 'x')], /no such run directory or record file/],

@@ -16,9 +16,9 @@
  */
 import { defaultPoolingOf } from '../models/architectures.js';
 import type { SentenceEmbeddingSpec, SentenceEmbeddingStep } from '../models/sentence-transformers/spec.js';
-import type { LoadedModel } from '../models/types.js';
+import type { LoadedModel, TextModel } from '../models/types.js';
 import type { Pooling } from './pooling.js';
-import { sentenceTransformerSteps } from './sentence-transformer-export.js';
+import { sentenceTransformerSpec, sentenceTransformerSteps } from './sentence-transformer-export.js';
 
 /** The poolings a sentence-transformers folder can carry (./sentence-transformer-export.ts: the others depend on the batch or need the checkpoint's pooler). */
 const FOLDER_POOLINGS: readonly Pooling[] = ['cls', 'avg', 'max', 'last', 'cls_avg', 'first_last_avg'];
@@ -62,4 +62,14 @@ export function poolingModuleOf(m: Pick<LoadedModel, 'model' | 'sentenceEmbeddin
   }
   const pooling = defaultPoolingOf(m.model.architecture);
   return { pooling, applies: pooling, from: 'architecture default' };
+}
+
+/**
+ * The sentence-transformers pipeline that saves `pooling` as the module of a model shaped like
+ * `model` (max_seq_length its positions, as an encoder's default), or undefined for a pooling no
+ * module pipeline computes (cls_pooler, the batch-dependent ones). A run's best/ checkpoint is
+ * saved with it (lib/train/best-model.ts), so `poolingModuleOf` reads the trained pooling back.
+ */
+export function poolingModuleSpec(pooling: Pooling, model: Pick<TextModel, 'hiddenSize' | 'numLayers' | 'maxPositions'>): SentenceEmbeddingSpec | undefined {
+  return FOLDER_POOLINGS.includes(pooling) ? sentenceTransformerSpec(model, { pooling }) : undefined;
 }

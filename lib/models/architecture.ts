@@ -15,6 +15,7 @@
  * | `defaultPooling`      | lib/embed encoders and the trainer, where no pooling is given            |
  * | `embeddingWidth`      | prompt routes (an endpoint's vectors are checked against it)              |
  * | `rehearsalTokenizer`  | lib/experiments/rehearsal: counts tokens for a config whose tokenizer is not here |
+ * | `rehearsalTokenizerFolds` | scripts/gpu-check: whether a dry run may shrink the config's vocabulary |
  *
  * Upper layers read these fields through ./architectures.ts; lib/models imports nothing above it,
  * so an entry holds data and functions over lib/models' own types only.
@@ -74,4 +75,9 @@ export interface Architecture {
   embeddingWidth(config: Readonly<Record<string, unknown>>): number;
   /** A tokenizer that counts its tokens when the config's own is not on the machine; `sharedModel` finds a folder of the shared models/. */
   rehearsalTokenizer(config: Readonly<Record<string, unknown>>, sharedModel: (name: string) => string | undefined): RehearsalTokenizer;
+  /**
+   * Whether `rehearsalTokenizer` folds its ids into the config's vocab_size (../tokenizers/folded.ts),
+   * so a config shrunk for a dry run may take a small vocabulary; otherwise its ids need the config's own.
+   */
+  readonly rehearsalTokenizerFolds?: boolean;
 }

@@ -6,12 +6,22 @@
  *                       directory), only the trainable ones when part of the model is frozen (an
  *                       adapter's few megabytes, not a second copy of a 7B base)
  *   best.json           { step, metric, value, dev, trainable: 'all' | 'subset' }
+ *   modules.json, 1_Pooling/config.json, ...   with every parameter saved: the run's pooling as
+ *                       sentence-transformers modules (lib/embed/pooling-module.ts
+ *                       `poolingModuleSpec`), so `loadModel(best)` comes back with the pooling it
+ *                       was trained with and `npm run export` takes it from there; none for a
+ *                       pooling no module computes (cls_pooler, the batch-dependent ones)
  *
  * Written atomically (a temporary directory renamed into place), so a crash never leaves half of it.
  */
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tf } from '../backend/index.js';
+import { poolingModuleSpec } from '../embed/pooling-module.js';
+import type { Pooling } from '../embed/pooling.js';
+import { writeSentenceTransformerModules } from '../models/sentence-transformers/write.js';
+import { needsAllHiddenStates } from '../models/sentence-transformers/spec.js';
+import type { TextModel } from '../models/types.js';
 import { readSafetensors, serializeSafetensors, type TensorToWrite } from '../models/safetensors.js';
 import { writeDirectoryAtomicSync } from '../util/atomic-write.js';
 import { InputError } from '../util/errors.js';
@@ -38,8 +48,14 @@ export async function weightsOnHost(params: ReadonlyMap<string, tf.Variable>): P
   return out;
 }
 
+/** The pooling a run trains with and the model it pools, saved as best/'s sentence-transformers modules. */
+export interface BestModelPooling {
+  pooling: Pooling;
+  model: Pick<TextModel, 'hiddenSize' | 'numLayers' | 'maxPositions'>;
+}
+
 /** Writes `<runDir>/best` with `params` (see the file comment) and returns its path. */
-export async function saveBestModel(runDir: string, params: ReadonlyMap<string, tf.Variable>, info: BestModelInfo, sourceModelDir?: string): Promise<string> {
+export async function saveBestModel(runDir: string, params: ReadonlyMap<string, tf.Variable>, info: BestModelInfo, sourceModelDir?: string, pooling?: BestModelPooling): Promise<string> {
   const final = bestModelDir(runDir);
   const weights = await weightsOnHost(params);
   writeDirectoryAtomicSync(final, (tmp) => {
@@ -48,6 +64,12 @@ export async function saveBestModel(runDir: string, params: ReadonlyMap<string, 
     writeFileSync(join(tmp, 'model.safetensors'), serializeSafetensors(tensors, { format: 'pt', step: String(info.step), trainable: info.trainable }));
     if (sourceModelDir && info.trainable === 'all') {
       for (const f of MODEL_DESCRIPTION_FILES) if (existsSync(join(sourceModelDir, f))) copyFileSync(join(sourceModelDir, f), join(tmp, f));
+      const spec = pooling && existsSync(join(tmp, 'config.json')) ? poolingModuleSpec(pooling.pooling, pooling.model) : undefined;
+      if (spec) {
+        // first_last_avg's WeightedLayerPooling needs every layer from the transformer (as the export sets it).
+        if (needsAllHiddenStates(spec)) writeFileSync(join(tmp, 'config.json'), JSON.stringify({ ...JSON.parse(readFileSync(join(tmp, 'config.json'), 'utf8')), output_hidden_states: true }, null, 2) + '\n');
+        writeSentenceTransformerModules(tmp, spec, pooling!.model.numLayers, pooling!.model.hiddenSize);
+      }
     }
     writeFileSync(join(tmp, 'best.json'), JSON.stringify(info, null, 1) + '\n');
   });

@@ -554,6 +554,8 @@ export class Trainer {
       all ? m.params : s.modelTrainable,
       { step: s.state.step, metric, value: v, dev: dev.name, trainable: all ? 'all' : 'subset' },
       'dir' in this.o.model ? this.o.model.dir : undefined,
+      // Saved as best/'s sentence-transformers modules: the trained model loads back with its pooling.
+      { pooling: this.resolved.pooling, model: m },
     );
   }
 

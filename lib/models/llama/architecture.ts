@@ -31,6 +31,7 @@ export const LLAMA_ARCHITECTURE: Architecture = {
   frozenBase: true,
   defaultPooling: 'last',
   embeddingWidth: (config) => Number(config.hidden_size),
+  rehearsalTokenizerFolds: true,
   rehearsalTokenizer(config, sharedModel) {
     // LLaMA-2's SentencePiece tokenizer is not on this project's machines: GPT-2's byte-level BPE
     // (left padding) counts the tokens (a 50k vocabulary against 32k: close counts, not equal),

@@ -26,6 +26,7 @@ export const OPT_ARCHITECTURE: Architecture = {
   frozenBase: true,
   defaultPooling: 'last',
   embeddingWidth: (config) => Number(config.word_embed_proj_dim ?? config.hidden_size),
+  rehearsalTokenizerFolds: true,
   rehearsalTokenizer(config, sharedModel) {
     // OPT's tokenizer is GPT-2's byte-level BPE (its vocab.json numbers the same tokens in another
     // order) with `</s>` as BOS and pad 1: the counts are OPT's exactly, the ids GPT-2's.

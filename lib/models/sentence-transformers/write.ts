@@ -114,21 +114,32 @@ export function writeSentenceTransformerFolder(dir: string, c: SentenceTransform
     for (const f of COPIED_TOKENIZER_FILES) if (existsSync(join(c.tokenizerDir, f))) copyFileSync(join(c.tokenizerDir, f), join(tmp, f));
     writeFileSync(join(tmp, 'tokenizer_config.json'), json(tokenizer.tokenizerConfig, 2));
     writeFileSync(join(tmp, 'special_tokens_map.json'), json(tokenizer.specialTokensMap, 2));
-    writeFileSync(join(tmp, SENTENCE_BERT_CONFIGS[0]), json({ max_seq_length: c.spec.maxSeqLength, do_lower_case: c.spec.lowerCase }, 4));
-    const prompts = c.spec.prompt !== undefined ? { default: c.spec.prompt } : {};
-    writeFileSync(
-      join(tmp, ST_CONFIG_JSON),
-      json({ model_type: 'SentenceTransformer', prompts, default_prompt_name: c.spec.prompt !== undefined ? 'default' : null, similarity_fn_name: c.spec.similarity ?? 'cosine' }, 2),
-    );
-    const modules: Array<{ idx: number; name: string; path: string; type: string }> = [{ idx: 0, name: '0', path: '', type: ST_MODULE_TYPES.Transformer }];
-    c.spec.steps.forEach((s, i) => {
-      const idx = i + 1;
-      const path = stepFolder(idx, s);
-      writeStep(join(tmp, path), s, numLayers, hidden);
-      modules.push({ idx, name: String(idx), path, type: ST_MODULE_TYPES[s.module] });
-    });
-    writeFileSync(join(tmp, MODULES_JSON), json(modules, 2));
+    writeSentenceTransformerModules(tmp, c.spec, numLayers, hidden);
     c.addFiles?.(tmp);
   });
   return dir;
+}
+
+/**
+ * The sentence-transformers files of a folder whose transformer (config.json, weights, tokenizer)
+ * is the folder itself: sentence_bert_config.json, config_sentence_transformers.json, one
+ * `<i>_<Module>` folder per step and modules.json. The export writes them with the rest of its
+ * folder; a run's best/ checkpoint (lib/train/best-model.ts) writes them beside its weights, so the
+ * model loads back with the pooling it was trained with.
+ */
+export function writeSentenceTransformerModules(dir: string, spec: SentenceEmbeddingSpec, numLayers: number, hidden: number): void {
+  writeFileSync(join(dir, SENTENCE_BERT_CONFIGS[0]), json({ max_seq_length: spec.maxSeqLength, do_lower_case: spec.lowerCase }, 4));
+  const prompts = spec.prompt !== undefined ? { default: spec.prompt } : {};
+  writeFileSync(
+    join(dir, ST_CONFIG_JSON),
+    json({ model_type: 'SentenceTransformer', prompts, default_prompt_name: spec.prompt !== undefined ? 'default' : null, similarity_fn_name: spec.similarity ?? 'cosine' }, 2),
+  );
+  const modules: Array<{ idx: number; name: string; path: string; type: string }> = [{ idx: 0, name: '0', path: '', type: ST_MODULE_TYPES.Transformer }];
+  spec.steps.forEach((s, i) => {
+    const idx = i + 1;
+    const path = stepFolder(idx, s);
+    writeStep(join(dir, path), s, numLayers, hidden);
+    modules.push({ idx, name: String(idx), path, type: ST_MODULE_TYPES[s.module] });
+  });
+  writeFileSync(join(dir, MODULES_JSON), json(modules, 2));
 }
