@@ -44,6 +44,12 @@ export interface PairStepOptions {
   gradients?: 'lean' | 'tfjs';
   checkpointing?: boolean;
   attention?: StepContext['attention'];
+  /**
+   * Whether the objective's labels reach the step as device inputs (BoundObjective.labelInputs;
+   * default true). False: its label masks are built on the host per batch, as before issue 39's
+   * AnglE capture (a step graph then refuses batches whose labels differ).
+   */
+  labelInputs?: boolean;
 }
 
 /** The step context of `model` (angle objective, AdamW on its trainable parameters); `dispose` frees the optimiser and objective, not the model. */
@@ -57,6 +63,7 @@ export function pairStepContext(model: TextModel, opts: PairStepOptions = {}): {
     pooling: opts.pooling ?? 'cls',
     padSide: 'right',
     objective: objective.loss,
+    labelInputs: opts.labelInputs === false ? undefined : objective.labelInputs,
     optimizer,
     gradients: opts.gradients,
     checkpointing: opts.checkpointing,

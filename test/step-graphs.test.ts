@@ -8,7 +8,9 @@
  *   and the parameters of five eager steps bit for bit (new batches fed, new dropout masks drawn,
  *   the learning rate schedule followed), and the dropout counter and AdamW's steps advance alike;
  * - a step that reads a value back cannot be captured: it runs eagerly with the same numbers, and
- *   the key says why; host data that is not a feed and changes between steps keeps a shape eager;
+ *   the key says why; host data that is not a feed and changes between steps keeps a shape eager
+ *   (the AnglE objective's host-built label masks), while with its labels as device inputs
+ *   (ObjectiveBatch.labelInputs) batches with other labels replay with the eager numbers;
  * - another sequence length is another graph; bucketed lengths share one;
  * - multi-tensor AdamW equals one AdamW kernel per parameter bit for bit.
  */
@@ -49,7 +51,7 @@ async function params(model: TextModel): Promise<Map<string, Float32Array>> {
   return out;
 }
 
-/** Batches of one shape with the same labels (the AnglE objective builds host masks from them). */
+/** Batches of one shape (even variants: the same labels). */
 const batchAt = (i: number, T = 8) => pairBatch(3, T, { vocab: 500, padEvery: 3, variant: 2 * i });
 const lrAt = (i: number) => 1e-3 * (1 - i / 10);
 
@@ -97,9 +99,9 @@ test('a replayed step graph gives the eager losses and parameters bit for bit (d
 
 test('host data that changes between steps and is not a feed keeps the shape eager, with the numbers of eager steps', async () => {
   const model = freshModel();
-  const step = pairStepContext(model);
+  // Label masks built on the host (no label inputs): labels alternate with the variant, so the uploads change from step to step.
+  const step = pairStepContext(model, { labelInputs: false });
   const graphs = new StepGraphs();
-  // Labels alternate with the variant: the objective's host-built label masks change from step to step.
   const modes: string[] = [];
   for (let i = 0; i < 4; i++) modes.push((await graphs.step(step.ctx, [pairBatch(3, 8, { vocab: 500, variant: i })], 1e-3)).mode);
   assert.deepEqual(modes, ['eager', 'eager', 'eager', 'eager']);
@@ -107,6 +109,30 @@ test('host data that changes between steps and is not a feed keeps the shape eag
   graphs.dispose();
   step.dispose();
   model.dispose();
+});
+
+test('the AnglE objective with its labels as device inputs replays batches whose labels change, with the eager losses and parameters bit for bit', async () => {
+  // Labels alternate with the variant; ids and padding change too. The objective's ranks and in-batch target codes are feeds.
+  const batch = (i: number) => pairBatch(3, 8, { vocab: 500, padEvery: 2, variant: i });
+  const run = async (graphs?: StepGraphs) => {
+    const model = freshModel();
+    const step = pairStepContext(model);
+    const out = [];
+    for (let i = 0; i < 5; i++) out.push(graphs ? await graphs.step(step.ctx, [batch(i)], lrAt(i)) : { ...(await optimizerStep(step.ctx, [batch(i)], lrAt(i))), mode: 'eager' });
+    const p = await params(model);
+    step.dispose();
+    model.dispose();
+    return { out, p };
+  };
+  const graphs = new StepGraphs();
+  const replayed = await run(graphs);
+  const eager = await run();
+  assert.deepEqual(replayed.out.map((r) => r.mode), ['eager', 'eager', 'captured', 'replayed', 'replayed'], JSON.stringify(graphs.stats().refused));
+  assert.deepEqual(replayed.out.map((r) => r.loss), eager.out.map((r) => r.loss));
+  assert.deepEqual(replayed.out.map((r) => r.terms), eager.out.map((r) => r.terms));
+  assert.ok(new Set(eager.out.map((r) => r.terms.ibn)).size > 1, 'the ibn term differs from batch to batch');
+  for (const [k, v] of eager.p) assert.deepEqual(replayed.p.get(k), v, `parameter ${k}`);
+  graphs.dispose();
 });
 
 test('a step that reads a value back is not captured: it runs eagerly, and the reason is kept', async () => {
@@ -180,7 +206,7 @@ test('on a backend that cannot record steps (cpu) every step is optimizerStep', 
     };
     const graphs = new StepGraphs();
     assert.deepEqual(await run(graphs), await run());
-    assert.deepEqual(graphs.stats(), { eager: 3, captured: 0, replayed: 0, refused: {}, kernels: {} });
+    assert.deepEqual(graphs.stats(), { eager: 3, captured: 0, replayed: 0, refused: {}, kernels: {}, unsupported: 'the cpu backend cannot record steps (cuda can)' });
   } finally {
     await tf.setBackend(BACKEND);
   }

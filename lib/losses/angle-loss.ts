@@ -20,12 +20,13 @@
 import { tf } from '../backend/index.js';
 import { InputError, UnknownNameError } from '../util/errors.js';
 import { interleavePairs, splitTriplets, tripletCount } from './batch.js';
-import { angleLoss, type AnglePooling } from './angle.js';
-import { cosineLoss } from './cosine.js';
-import { inBatchNegativesLoss, type DuplicateHandling, type IbnPositives } from './in-batch-negatives.js';
+import { angleLoss, angleLossByRank, type AnglePooling } from './angle.js';
+import { cosineLoss, cosineLossByRank } from './cosine.js';
+import { inBatchNegativesLoss, inBatchNegativesLossByCodes, inBatchTargetCodes, type DuplicateHandling, type IbnPositives } from './in-batch-negatives.js';
+import { labelRanks } from './ranking.js';
 import { cosineInfoNce } from './info-nce.js';
-import { assertEmbeddings, checkPositive } from './validate.js';
-import { defineLoss, withoutParameters, type ObjectiveFn } from './registry.js';
+import { assertEmbeddings, checkLabels, checkPositive } from './validate.js';
+import { defineLoss, withoutParameters, type LabelInputs, type ObjectiveFn } from './registry.js';
 import { checkTeacher, TEACHER_SCHEMA, teacherAlignmentLoss, type TeacherOptions } from './teacher-alignment.js';
 
 export const ANGLE_TOTAL_OBJECTIVE = 'AnglE loss';
@@ -89,6 +90,48 @@ export interface AngleLossConfigInput {
 export interface AngleLossBatchOptions {
   /** One key per row identifying its sentence, for `duplicates` other than 'ignore'. */
   keys?: readonly (string | number)[];
+  /**
+   * angleLabelInputs of this batch's labels and keys: the label masks are then built on the device
+   * from them (same values bit for bit), and `labels` is not read.
+   */
+  labelInputs?: AngleLabelInputs;
+}
+
+/**
+ * What the AnglE objective reads of a pair batch's labels (and keys), as int32 host arrays whose
+ * shapes depend only on the batch's: `ranks` (labelRanks, for the cosine and angle terms' pair
+ * order) and in-batch negatives' target codes (inBatchTargetCodes). Made once per batch before the
+ * step, they are the step's only label-dependent uploads, so a step graph feeds them like the token
+ * ids and the whole AnglE step replays (lib/train/step-graphs.ts).
+ */
+export interface AngleLabelInputs {
+  ranks?: Int32Array;
+  targetRows?: Int32Array;
+  targetCols?: Int32Array;
+  /** Only when duplicates is not 'ignore'. */
+  keyIds?: Int32Array;
+}
+
+/** The label inputs of a pair batch (checks the labels and keys as the terms it feeds would). */
+export function angleLabelInputs(labels: ArrayLike<number>, config: AngleLossConfigInput = {}, batch: Pick<AngleLossBatchOptions, 'keys'> = {}): AngleLabelInputs {
+  const c = resolveAngleLossConfig(config);
+  const y = checkLabels(labels, labels?.length ?? 0, ANGLE_TOTAL_OBJECTIVE);
+  const out: AngleLabelInputs = {};
+  if (c.weights.cosine > 0 || c.weights.angle > 0) out.ranks = labelRanks(y);
+  if (c.weights.ibn > 0) {
+    const codes = inBatchTargetCodes(y, { positives: c.ibnPositives, duplicates: c.duplicates, keys: batch.keys });
+    out.targetRows = codes.targetRows;
+    out.targetCols = codes.targetCols;
+    if (codes.keyIds) out.keyIds = codes.keyIds;
+  }
+  return out;
+}
+
+/** An int32 label input as a tensor (its array is what a step graph feeds). */
+function labelInput(inputs: AngleLabelInputs, name: keyof AngleLabelInputs): tf.Tensor1D {
+  const a = inputs[name];
+  if (!a) throw new InputError(`${ANGLE_TOTAL_OBJECTIVE}: label input '${name}' is missing (make the batch's label inputs with angleLabelInputs and the same configuration)`);
+  return tf.tensor1d(a, 'int32');
 }
 
 /** The weighted total and the unweighted terms that were computed (weight > 0). */
@@ -151,6 +194,7 @@ export function angleLossTerms(
 ): AngleLossTerms {
   const c = resolveAngleLossConfig(config);
   assertEmbeddings(emb, ANGLE_TOTAL_OBJECTIVE);
+  if (batch.labelInputs) return angleLossTermsOnDevice(emb, batch.labelInputs, c);
   return tidyTerms(() => {
     const out: Partial<AngleLossTerms> = {};
     let total: tf.Scalar = tf.scalar(0);
@@ -169,6 +213,29 @@ export function angleLossTerms(
     }
     if (c.weights.angle > 0) {
       out.angle = angleLoss(emb, labels, { tau: c.taus.angle, pooling: c.anglePooling });
+      total = weighted(total, out.angle, c.weights.angle);
+    }
+    return { ...out, total };
+  });
+}
+
+/** angleLossTerms with the label masks built on the device from the batch's label inputs: the terms in the same order, the same values bit for bit. */
+function angleLossTermsOnDevice(emb: tf.Tensor2D, inputs: AngleLabelInputs, c: AngleLossConfig): AngleLossTerms {
+  return tidyTerms(() => {
+    const out: Partial<AngleLossTerms> = {};
+    let total: tf.Scalar = tf.scalar(0);
+    const ranks = c.weights.cosine > 0 || c.weights.angle > 0 ? labelInput(inputs, 'ranks') : undefined;
+    if (c.weights.cosine > 0) {
+      out.cosine = cosineLossByRank(emb, ranks!, { tau: c.taus.cosine });
+      total = weighted(total, out.cosine, c.weights.cosine);
+    }
+    if (c.weights.ibn > 0) {
+      const codes = { targetRows: labelInput(inputs, 'targetRows'), targetCols: labelInput(inputs, 'targetCols'), keyIds: c.duplicates !== 'ignore' ? labelInput(inputs, 'keyIds') : undefined };
+      out.ibn = inBatchNegativesLossByCodes(emb, codes, { tau: c.taus.ibn, duplicates: c.duplicates });
+      total = weighted(total, out.ibn, c.weights.ibn);
+    }
+    if (c.weights.angle > 0) {
+      out.angle = angleLossByRank(emb, ranks!, { tau: c.taus.angle, pooling: c.anglePooling });
       total = weighted(total, out.angle, c.weights.angle);
     }
     return { ...out, total };
@@ -245,13 +312,16 @@ export const ANGLE_LOSS = defineLoss({
   kinds: ['pairs', 'triplets'],
   bind: (config: { loss?: AngleLossConfigInput; teacher?: TeacherOptions }, kind, ctx) => {
     const loss = angleObjective(config.loss, kind);
-    if (!checkTeacher(config.teacher, 'angle')) return withoutParameters(loss);
+    // Pairs: the labels reach the step as device inputs (./registry.ts ObjectiveBatch.labelInputs); triplets' labels are constants.
+    const labelInputs = kind === 'pairs' ? (b: { labels: readonly number[]; keys: readonly string[] }) => angleLabelInputs(b.labels, config.loss, { keys: b.keys }) as LabelInputs : undefined;
+    if (!checkTeacher(config.teacher, 'angle')) return { ...withoutParameters(loss), ...(labelInputs ? { labelInputs } : {}) };
     // angle_emb's AngleTrainer: the teacher term joins the total with its gradient (./teacher-alignment.ts).
-    return withoutParameters((emb, b) => {
+    const withTeacher = withoutParameters((emb, b) => {
       const r = loss(emb, b);
       const teacher = teacherAlignmentLoss(emb, b.keys, ctx.teacher, 'angle');
       return { total: tf.add(r.total, teacher) as tf.Scalar, terms: { ...r.terms, teacher } };
     });
+    return { ...withTeacher, ...(labelInputs ? { labelInputs } : {}) };
   },
 });
 
@@ -266,7 +336,7 @@ export function angleObjective(loss: AngleLossConfigInput | undefined, kind: 'pa
     };
   }
   return (emb, b) => {
-    const r = angleLossTerms(emb, b.labels, loss, { keys: b.keys });
+    const r = angleLossTerms(emb, b.labels, loss, { keys: b.keys, labelInputs: b.labelInputs as AngleLabelInputs | undefined });
     const terms: Record<string, tf.Scalar> = {};
     for (const k of ['cosine', 'ibn', 'angle'] as const) if (r[k]) terms[k] = r[k]!;
     return { total: r.total, terms };

@@ -20,7 +20,7 @@
 import { tf } from '../backend/index.js';
 import { InputError, UnknownNameError } from '../util/errors.js';
 import { pairCount, splitPairs } from './batch.js';
-import { pairwiseRankingLoss } from './ranking.js';
+import { pairwiseRankingLoss, pairwiseRankingLossByRank } from './ranking.js';
 import { assertEmbeddings, checkLabels, checkPositive, readScalar } from './validate.js';
 import { capturingStep } from '../backend/step-graph.js';
 
@@ -100,4 +100,24 @@ export function angleLoss(emb: tf.Tensor2D, labels: ArrayLike<number>, opts: Ang
   }
   assertNoZeroRows(emb);
   return tf.tidy(() => pairwiseRankingLoss(anglePairScores(emb, tau, pooling), y));
+}
+
+/**
+ * angleLoss with the pair order given as labelRanks of the labels on the device (int32 [pairs]):
+ * the same value and gradient bit for bit, and nothing uploaded that depends on the labels but the
+ * ranks (the AnglE objective's step-graph path, ./angle-loss.ts).
+ */
+export function angleLossByRank(emb: tf.Tensor2D, ranks: tf.Tensor1D, opts: AngleLossOptions = {}): tf.Scalar {
+  const tau = checkPositive(opts.tau ?? 1, 'tau', ANGLE_OBJECTIVE);
+  const pooling = checkPooling(opts.pooling ?? 'sum');
+  assertEmbeddings(emb, ANGLE_OBJECTIVE);
+  const pairs = pairCount(emb.shape[0], ANGLE_OBJECTIVE);
+  if (ranks.shape[0] !== pairs) throw new InputError(`${ANGLE_OBJECTIVE}: got ${ranks.shape[0]} label ranks for ${pairs} pairs (expected one per pair)`);
+  if (emb.shape[1] % 2 !== 0) {
+    throw new InputError(
+      `${ANGLE_OBJECTIVE}: embedding dimension ${emb.shape[1]} is odd; the angle objective splits each embedding into equal real and imaginary halves`,
+    );
+  }
+  assertNoZeroRows(emb);
+  return tf.tidy(() => pairwiseRankingLossByRank(anglePairScores(emb, tau, pooling), ranks));
 }

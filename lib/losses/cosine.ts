@@ -12,8 +12,9 @@
  */
 import { tf } from '../backend/index.js';
 import { pairCount, splitPairs } from './batch.js';
-import { pairwiseRankingLoss } from './ranking.js';
+import { pairwiseRankingLoss, pairwiseRankingLossByRank } from './ranking.js';
 import { rowCosine } from './similarity.js';
+import { InputError } from '../util/errors.js';
 import { assertEmbeddings, checkLabels, checkPositive } from './validate.js';
 
 export const COSINE_OBJECTIVE = 'cosine (CoSENT)';
@@ -38,4 +39,13 @@ export function cosineLoss(emb: tf.Tensor2D, labels: ArrayLike<number>, opts: Co
   const pairs = pairCount(emb.shape[0], COSINE_OBJECTIVE);
   const y = checkLabels(labels, pairs, COSINE_OBJECTIVE);
   return tf.tidy(() => pairwiseRankingLoss(cosinePairScores(emb, tau), y));
+}
+
+/** cosineLoss with the pair order given as labelRanks of the labels on the device (int32 [pairs]): the same value and gradient bit for bit. */
+export function cosineLossByRank(emb: tf.Tensor2D, ranks: tf.Tensor1D, opts: CosineLossOptions = {}): tf.Scalar {
+  const tau = checkPositive(opts.tau ?? 20, 'tau', COSINE_OBJECTIVE);
+  assertEmbeddings(emb, COSINE_OBJECTIVE);
+  const pairs = pairCount(emb.shape[0], COSINE_OBJECTIVE);
+  if (ranks.shape[0] !== pairs) throw new InputError(`${COSINE_OBJECTIVE}: got ${ranks.shape[0]} label ranks for ${pairs} pairs (expected one per pair)`);
+  return tf.tidy(() => pairwiseRankingLossByRank(cosinePairScores(emb, tau), ranks));
 }

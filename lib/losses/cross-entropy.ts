@@ -9,12 +9,14 @@ import { tf } from '../backend/index.js';
  * (row-major, rows × cols). A row whose targets are all zero contributes 0 (AnglE's
  * `categorical_crossentropy_loss`). Shape [rows].
  */
-export function softTargetCrossEntropy(logits: tf.Tensor2D, targets: Float32Array): tf.Tensor1D {
+export function softTargetCrossEntropy(logits: tf.Tensor2D, targets: Float32Array | tf.Tensor2D): tf.Tensor1D {
   const [rows, cols] = logits.shape;
-  if (targets.length !== rows * cols) {
-    throw new Error(`softTargetCrossEntropy: ${targets.length} targets for a ${rows}x${cols} logit matrix`);
+  // A tensor of targets is one built on the device (in-batch negatives' step-graph path): same values, no host upload.
+  const size = targets instanceof tf.Tensor ? targets.size : targets.length;
+  if (size !== rows * cols || (targets instanceof tf.Tensor && targets.rank !== 2)) {
+    throw new Error(`softTargetCrossEntropy: ${size} targets for a ${rows}x${cols} logit matrix`);
   }
-  return tf.tidy(() => tf.neg(tf.sum(tf.mul(tf.logSoftmax(logits), tf.tensor2d(targets, [rows, cols])), 1)) as tf.Tensor1D);
+  return tf.tidy(() => tf.neg(tf.sum(tf.mul(tf.logSoftmax(logits), targets instanceof tf.Tensor ? targets : tf.tensor2d(targets, [rows, cols])), 1)) as tf.Tensor1D);
 }
 
 /**

@@ -37,7 +37,7 @@
 import { tf } from '../backend/index.js';
 import { InputError, UnknownNameError } from '../util/errors.js';
 import { duplicateRows, pairCount } from './batch.js';
-import { softTargetCrossEntropy } from './cross-entropy.js';
+import { eyeMask, softTargetCrossEntropy } from './cross-entropy.js';
 import { l2Normalize } from './similarity.js';
 import { assertEmbeddings, checkLabels, checkPositive } from './validate.js';
 
@@ -88,25 +88,7 @@ export function inBatchTargets(
     const row = (r: number) => (t(r) !== 0 ? partner(r) * t(r) : -1);
     for (let r = 0; r < n; r++) for (let c = 0; c < n; c++) if (col(c) === row(r)) targets[r * n + c] = 1;
   } else {
-    let isPositive: (y: number, k: number) => boolean;
-    if (positives === 'binary') {
-      isPositive = (y, k) => {
-        if (y !== 0 && y !== 1) {
-          throw new InputError(
-            `${IBN_OBJECTIVE}: pair ${k} has label ${y}; in-batch negatives needs binary 0/1 labels ` +
-              "(pass positives: { threshold: t } to binarise graded labels, or positives: 'angle-int' to reproduce AnglE's int cast)",
-          );
-        }
-        return y === 1;
-      };
-    } else if (typeof positives === 'function') {
-      isPositive = (y) => positives(y) === true;
-    } else if (typeof positives === 'object' && positives !== null && Number.isFinite(positives.threshold)) {
-      const t = positives.threshold;
-      isPositive = (y) => y >= t;
-    } else {
-      throw new UnknownNameError(`${IBN_OBJECTIVE} positives mode`, JSON.stringify(positives) ?? String(positives), ['binary', 'angle-int', '{ threshold: number }', '(a function)']);
-    }
+    const isPositive = positivePredicate(positives);
     for (let k = 0; k < pairs; k++) {
       if (isPositive(labels[k], k)) {
         targets[2 * k * n + 2 * k + 1] = 1;
@@ -145,6 +127,128 @@ export function inBatchTargets(
     }
   }
   return { targets, removed };
+}
+
+/** Whether pair k with label y is positive, for every `positives` mode but 'angle-int'; throws on a non-binary label in 'binary' mode. */
+function positivePredicate(positives: Exclude<IbnPositives, 'angle-int'>): (y: number, k: number) => boolean {
+  if (positives === 'binary') {
+    return (y, k) => {
+      if (y !== 0 && y !== 1) {
+        throw new InputError(
+          `${IBN_OBJECTIVE}: pair ${k} has label ${y}; in-batch negatives needs binary 0/1 labels ` +
+            "(pass positives: { threshold: t } to binarise graded labels, or positives: 'angle-int' to reproduce AnglE's int cast)",
+        );
+      }
+      return y === 1;
+    };
+  }
+  if (typeof positives === 'function') return (y) => positives(y) === true;
+  if (typeof positives === 'object' && positives !== null && Number.isFinite(positives.threshold)) {
+    const t = positives.threshold;
+    return (y) => y >= t;
+  }
+  throw new UnknownNameError(`${IBN_OBJECTIVE} positives mode`, JSON.stringify(positives) ?? String(positives), ['binary', 'angle-int', '{ threshold: number }', '(a function)']);
+}
+
+/**
+ * What inBatchTargets reads of a batch's labels and keys, as int32 vectors of the batch's shape, so
+ * that the target and mask matrices can be built on the device (inBatchNegativesLossByCodes) and a
+ * step graph can feed them (lib/train/step-graphs.ts): T[r][c] = 1 exactly when
+ * targetCols[c] === targetRows[r] (before the duplicates' handling), and rows r, c hold the same
+ * sentence when keyIds[r] === keyIds[c] (given unless duplicates is 'ignore').
+ */
+export interface InBatchTargetCodes {
+  targetRows: Int32Array;
+  targetCols: Int32Array;
+  keyIds?: Int32Array;
+}
+
+/** The codes of inBatchTargets(labels, opts) (same checks, same errors); O(rows) host work. */
+export function inBatchTargetCodes(labels: Float64Array, opts: Pick<InBatchNegativesOptions, 'positives' | 'duplicates' | 'keys'> = {}): InBatchTargetCodes {
+  const pairs = labels.length;
+  const n = 2 * pairs;
+  const positives = opts.positives ?? 'binary';
+  const duplicates = opts.duplicates ?? 'ignore';
+  if (!DUPLICATE_HANDLINGS.includes(duplicates)) {
+    throw new UnknownNameError(`${IBN_OBJECTIVE} duplicates mode`, String(duplicates), DUPLICATE_HANDLINGS);
+  }
+  const partner = (r: number) => r + 1 - (r % 2) * 2;
+  const targetRows = new Int32Array(n);
+  const targetCols = new Int32Array(n);
+  if (positives === 'angle-int') {
+    // inBatchTargets' row and column numbers, renamed densely (they can pass 2^31; equality is all that is read).
+    const t = (r: number) => Math.trunc(labels[Math.floor(r / 2)]);
+    const ids = new Map<number, number>();
+    const id = (v: number) => {
+      let k = ids.get(v);
+      if (k === undefined) ids.set(v, (k = ids.size));
+      return k;
+    };
+    for (let r = 0; r < n; r++) targetRows[r] = id(t(r) !== 0 ? partner(r) * t(r) : -1);
+    for (let c = 0; c < n; c++) targetCols[c] = id(t(c) !== 0 ? c * t(c) : -2);
+  } else {
+    const isPositive = positivePredicate(positives);
+    for (let k = 0; k < pairs; k++) {
+      const pos = isPositive(labels[k], k);
+      targetRows[2 * k] = pos ? 2 * k + 1 : -1;
+      targetRows[2 * k + 1] = pos ? 2 * k : -1;
+    }
+    for (let c = 0; c < n; c++) targetCols[c] = c;
+  }
+  if (duplicates === 'ignore') return { targetRows, targetCols };
+  const keys = opts.keys;
+  if (!keys) throw new InputError(`${IBN_OBJECTIVE}: duplicates '${duplicates}' needs keys (one per row identifying its sentence)`);
+  if (keys.length !== n) throw new InputError(`${IBN_OBJECTIVE}: got ${keys.length} keys for ${n} rows (expected one key per row)`);
+  const byKey = new Map<string | number, number>();
+  const keyIds = Int32Array.from(keys, (k) => {
+    let id = byKey.get(k);
+    if (id === undefined) byKey.set(k, (id = byKey.size));
+    return id;
+  });
+  return { targetRows, targetCols, keyIds };
+}
+
+/** The device tensors of InBatchTargetCodes (int32). */
+export interface InBatchTargetCodeTensors {
+  targetRows: tf.Tensor1D;
+  targetCols: tf.Tensor1D;
+  keyIds?: tf.Tensor1D;
+}
+
+/**
+ * inBatchNegativesLoss with its target and mask matrices built on the device from `codes`
+ * (inBatchTargetCodes of the labels, uploaded): the same values bit for bit (0/1 entries, and in
+ * 'positive' mode 1/s as float32 division gives it), and no host upload that depends on the labels
+ * but the codes.
+ */
+export function inBatchNegativesLossByCodes(emb: tf.Tensor2D, codes: InBatchTargetCodeTensors, opts: Pick<InBatchNegativesOptions, 'tau' | 'duplicates'> = {}): tf.Scalar {
+  const tau = checkPositive(opts.tau ?? 20, 'tau', IBN_OBJECTIVE);
+  const duplicates = opts.duplicates ?? 'ignore';
+  assertEmbeddings(emb, IBN_OBJECTIVE);
+  const n = 2 * pairCount(emb.shape[0], IBN_OBJECTIVE);
+  if (codes.targetRows.shape[0] !== n || codes.targetCols.shape[0] !== n) throw new InputError(`${IBN_OBJECTIVE}: target codes for ${codes.targetRows.shape[0]} rows, embeddings of ${n}`);
+  if (duplicates !== 'ignore' && codes.keyIds?.shape[0] !== n) throw new InputError(`${IBN_OBJECTIVE}: duplicates '${duplicates}' needs one key id per row (${n})`);
+  return tf.tidy(() => {
+    const equalPairs = (a: tf.Tensor1D, b: tf.Tensor1D) => tf.equal(tf.reshape(a, [n, 1]), tf.reshape(b, [1, n])) as tf.Tensor2D;
+    const self = eyeMask(n);
+    let targets: tf.Tensor2D = tf.cast(equalPairs(codes.targetRows, codes.targetCols), 'float32');
+    let removed: tf.Tensor2D = tf.tensor2d(self, [n, n]);
+    if (duplicates !== 'ignore') {
+      const dup = tf.logicalAnd(equalPairs(codes.keyIds!, codes.keyIds!), tf.equal(removed, tf.scalar(0))) as tf.Tensor2D;
+      if (duplicates === 'drop') {
+        removed = tf.cast(tf.logicalOr(tf.equal(removed, tf.scalar(1)), tf.logicalAnd(dup, tf.equal(targets, tf.scalar(0)))), 'float32') as tf.Tensor2D;
+      } else {
+        targets = tf.cast(tf.logicalOr(tf.equal(targets, tf.scalar(1)), dup), 'float32') as tf.Tensor2D;
+        const s = tf.sum(targets, 1, true);
+        targets = tf.where(tf.greater(s, tf.scalar(1)), tf.div(targets, s), targets) as tf.Tensor2D;
+      }
+    }
+    const e = l2Normalize(emb);
+    const sim = tf.matMul(e, e, false, true);
+    const penalty = tf.mul(removed, tf.scalar(MASKED));
+    const logits = tf.mul(tf.sub(sim, penalty), tf.scalar(tau)) as tf.Tensor2D;
+    return tf.mean(softTargetCrossEntropy(logits, targets)) as tf.Scalar;
+  });
 }
 
 /** In-batch negatives loss of a zigzag batch `emb` [2P, D] with one label per pair. */

@@ -32,7 +32,17 @@ export interface ObjectiveBatch {
    * for `inputs: ['layers']`.
    */
   layers?: readonly tf.Tensor2D[];
+  /**
+   * What the objective derives from `labels` and `keys`, as host arrays of the batch's shape, made
+   * before the step by its BoundObjective's `labelInputs` (same arrays for the whole step, so a step
+   * graph feeds them like the token ids; lib/train/step-graphs.ts); the objective then builds its
+   * label masks on the device from them. Absent: it builds them on the host from `labels`.
+   */
+  labelInputs?: LabelInputs;
 }
+
+/** Per-batch host arrays an objective reads its labels through (see ObjectiveBatch.labelInputs). */
+export type LabelInputs = Readonly<Record<string, Int32Array>>;
 
 export interface ObjectiveValue {
   total: tf.Scalar;
@@ -48,6 +58,8 @@ export interface BoundObjective {
   parameters: Map<string, tf.Variable>;
   /** What the trainer must feed beside the last layer's embeddings (the entry's `inputs`). */
   inputs: readonly ObjectiveInput[];
+  /** The batch's label inputs (ObjectiveBatch.labelInputs), for objectives that can build their label masks on the device; checks the labels as the loss would. */
+  labelInputs?(batch: Pick<ObjectiveBatch, 'labels' | 'keys'>): LabelInputs;
   dispose(): void;
 }
 

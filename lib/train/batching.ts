@@ -7,6 +7,7 @@
  * examples; the last, smaller one is kept unless `dropLast`. Texts are tokenised once (max length,
  * special tokens included) and each batch is padded to its own longest row (dynamic padding).
  */
+import type { LabelInputs } from '../losses/registry.js';
 import type { EncodedText, TextTokenizer, TokenBatch } from '../models/types.js';
 import { InputError } from '../util/errors.js';
 import { rowsPerExample, type TrainingExamples } from './examples.js';
@@ -34,6 +35,8 @@ export interface TrainingBatch {
   keys: string[];
   /** Non-padding tokens in the batch. */
   realTokens: number;
+  /** What the objective reads of `labels` and `keys`, as host arrays of the batch's shape (set by the step: withLabelInputs in ./training-step.ts). */
+  labelInputs?: LabelInputs;
 }
 
 /** Mixes the run seed and the epoch into the seed of that epoch's permutation. */

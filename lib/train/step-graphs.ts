@@ -7,8 +7,10 @@
  * Per shape key (the micro-batches' [batch, seqLen]; `bucketLengths` pads sequences up to a few
  * lengths so that batches share graphs): `warmup` eager steps (the first makes the optimiser
  * state), then one step is captured and launched, and later steps replay it. A replay is the step
- * eager code would have run: the batch's token arrays and the optimiser's learning rates and bias
- * corrections are the graph's feeds (uploaded before each launch), dropout draws the seeds the next
+ * eager code would have run: the batch's token arrays, its objective's label inputs (the AnglE
+ * objective's label ranks and in-batch target codes, from which it builds its masks on the device:
+ * ObjectiveBatch.labelInputs) and the optimiser's learning rates and bias corrections are the
+ * graph's feeds (uploaded before each launch), dropout draws the seeds the next
  * eager step would have drawn (the launch's seed base, native/src/graph.h), and the model's dropout
  * counter and AdamW's step counts advance as they would have.
  *
@@ -17,7 +19,8 @@
  *     and the step runs eagerly (the model's dropout counter has moved on: that step draws later seeds);
  *   - decide on the host from random numbers (OPT's LayerDrop): a replay repeats the captured
  *     decision, and nothing here can see it — such a model must not be replayed with LayerDrop on;
- *   - upload host data built from its batch that is not a feed (an objective's label masks): every
+ *   - upload host data built from its batch that is not a feed (an objective without label inputs
+ *     that builds label masks on the host, a teacher's vectors of the batch's texts): every
  *     upload that is not a feed must be byte-equal in the last eager step and the captured one, else
  *     the graph is dropped, the key marked eager with the reason, and the step runs eagerly. Two
  *     batches whose host-built data agree by chance pass this check: an objective whose uploads
@@ -30,7 +33,7 @@ import type { TokenBatch } from '../models/types.js';
 import { hasMultiTensorAdamW } from '../ops/adamw-step.js';
 import { InputError } from '../util/errors.js';
 import type { TrainingBatch } from './batching.js';
-import { readStepValues, stepOnDevice, type StepContext, type StepValues } from './training-step.js';
+import { readStepValues, stepOnDevice, withLabelInputs, type StepContext, type StepValues } from './training-step.js';
 
 export interface StepGraphOptions {
   /** Eager steps of a shape before it is captured (default and least 2: the first makes the optimiser state, the second gives the check of host uploads a step like the captured one). */
@@ -52,6 +55,8 @@ export interface StepGraphStats {
   refused: Record<string, string>;
   /** Kernels per launch of each graph, by shape key. */
   kernels: Record<string, number>;
+  /** Why no step can be recorded here at all (the backend cannot record steps), once a step saw it. */
+  unsupported?: string;
 }
 
 interface KeyState {
@@ -96,6 +101,7 @@ export class StepGraphs {
   private clock = 0;
   private counts = { eager: 0, captured: 0, replayed: 0 };
   private backend?: StepGraphBackend;
+  private unsupported?: string;
 
   constructor(opts: StepGraphOptions = {}) {
     this.warmup = opts.warmup ?? 2;
@@ -109,8 +115,13 @@ export class StepGraphs {
   async step(ctx: StepContext, micro: readonly TrainingBatch[], lr: number): Promise<StepValues & { mode: StepMode }> {
     // Replays need the in-place multi-tensor AdamW: the per-tensor update gives each parameter a new buffer every step.
     const backend = hasMultiTensorAdamW() ? stepGraphBackend() : undefined;
-    const batches = this.buckets.length > 0 ? micro.map((b) => ({ ...b, tokens: padTokenBatch(b.tokens, bucketLength(b.tokens.seqLen, this.buckets), ctx.padSide) })) : micro;
-    if (!backend) return this.eager(ctx, batches, lr, undefined, undefined);
+    // Label inputs made here, once: their arrays are the ones declared as feeds and uploaded by the step.
+    const labelled = withLabelInputs(ctx, micro);
+    const batches = this.buckets.length > 0 ? labelled.map((b) => ({ ...b, tokens: padTokenBatch(b.tokens, bucketLength(b.tokens.seqLen, this.buckets), ctx.padSide) })) : labelled;
+    if (!backend) {
+      this.unsupported = stepGraphBackend() ? `the ${tf.getBackend()} backend has no in-place multi-tensor AdamW, which a replay needs` : `the ${tf.getBackend()} backend cannot record steps (cuda can)`;
+      return this.eager(ctx, batches, lr, undefined, undefined);
+    }
     if (this.backend && this.backend !== backend) this.dispose();
     this.backend = backend;
     const key = batches.map((b) => `${b.tokens.batch}x${b.tokens.seqLen}`).join('+');
@@ -132,6 +143,7 @@ export class StepGraphs {
       feeds.set(b.tokens.inputIds, `${i}.inputIds`);
       feeds.set(b.tokens.tokenTypeIds, `${i}.tokenTypeIds`);
       feeds.set(b.tokens.attentionMask, `${i}.attentionMask`);
+      for (const [name, arr] of Object.entries(b.labelInputs ?? {})) feeds.set(arr, `${i}.labels.${name}`);
     });
     feeds.set(ctx.optimizer.hyperFeed, 'adamw.hyper');
     return feeds;
@@ -206,6 +218,7 @@ export class StepGraphs {
       feeds[`${i}.inputIds`] = b.tokens.inputIds;
       feeds[`${i}.tokenTypeIds`] = b.tokens.tokenTypeIds;
       feeds[`${i}.attentionMask`] = b.tokens.attentionMask;
+      for (const [name, arr] of Object.entries(b.labelInputs ?? {})) feeds[`${i}.labels.${name}`] = arr;
     });
     // The seeds the next eager step would draw: the captured ones shifted by the counter's advance.
     const seedBase = ctx.model.dropoutCounter + st.seedOffset!;
@@ -241,7 +254,7 @@ export class StepGraphs {
       if (s.refused) refused[k] = s.refused;
       if (s.graph) kernels[k] = s.graph.kernels;
     }
-    return { ...this.counts, refused, kernels };
+    return { ...this.counts, refused, kernels, ...(this.unsupported ? { unsupported: this.unsupported } : {}) };
   }
 
   /** Destroys every graph (their memory goes back to the backend). */

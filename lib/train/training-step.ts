@@ -15,7 +15,7 @@ import { gradientsByParameterName, type AdamW } from './adamw.js';
 import type { TrainingBatch } from './batching.js';
 import { clipByGlobalNorm } from './clip.js';
 import { InputError } from '../util/errors.js';
-import type { ObjectiveFn, ObjectiveInput } from '../losses/registry.js';
+import type { BoundObjective, ObjectiveFn, ObjectiveInput } from '../losses/registry.js';
 
 export interface StepContext {
   model: TextModel;
@@ -26,6 +26,12 @@ export interface StepContext {
   objective: ObjectiveFn;
   /** What the objective needs beside the last layer's embeddings (its BoundObjective's `inputs`). */
   objectiveInputs?: readonly ObjectiveInput[];
+  /**
+   * Its BoundObjective's `labelInputs`, when it has them: each micro-batch's labels then reach the
+   * step as host arrays made once per batch (withLabelInputs), from which the objective builds its
+   * label masks on the device — the same numbers, and a step that a graph can replay with other labels.
+   */
+  labelInputs?: BoundObjective['labelInputs'];
   optimizer: AdamW;
   maxGradNorm?: number;
   /**
@@ -63,7 +69,7 @@ function microStep(ctx: StepContext, b: TrainingBatch): { loss: tf.Scalar; terms
     const emb = pool(ctx.pooling, { lastHiddenState: out.lastHiddenState, hiddenStates: out.hiddenStates, poolerOutput: out.poolerOutput, attentionMask: mask, padSide: ctx.padSide });
     // Layer-wise objectives (Espresso) get every hidden state pooled as the last one is.
     const layers = layerwise ? poolEveryLayer(ctx, out.hiddenStates, mask, emb) : undefined;
-    const r = ctx.objective(emb, { labels: b.labels, keys: b.keys, layers });
+    const r = ctx.objective(emb, { labels: b.labels, keys: b.keys, layers, labelInputs: b.labelInputs });
     // The terms leave the gradient scope (tf.keep) so the step can report them; freed below.
     terms = Object.fromEntries(Object.entries(r.terms).map(([k, t]) => [k, tf.keep(t)]));
     return r.total;
@@ -88,12 +94,19 @@ function poolEveryLayer(ctx: StepContext, states: readonly tf.Tensor3D[] | undef
  * the same order as before, so the numbers are unchanged.
  */
 export async function optimizerStep(ctx: StepContext, micro: readonly TrainingBatch[], lr: number): Promise<StepValues> {
-  const t = stepOnDevice(ctx, micro, lr);
+  const t = stepOnDevice(ctx, withLabelInputs(ctx, micro), lr);
   try {
     return await readStepValues(t);
   } finally {
     t.values.dispose();
   }
+}
+
+/** The micro-batches with their objective's label inputs (ObjectiveBatch.labelInputs), made once here before the step; as they are when the objective has none or a batch has them. */
+export function withLabelInputs(ctx: StepContext, micro: readonly TrainingBatch[]): readonly TrainingBatch[] {
+  const make = ctx.labelInputs;
+  if (!make) return micro;
+  return micro.map((b) => (b.labelInputs ? b : { ...b, labelInputs: make({ labels: b.labels, keys: b.keys }) }));
 }
 
 /** What stepOnDevice leaves for the host to read: [loss, ...terms, gradNorm?] in one tensor. */
