@@ -80,6 +80,7 @@ function options(r: Recipe) {
     seed: { type: 'string', value: '<n>', help: 'data order and dropout masks', default: from(c.seed ?? 42, 'seed') },
     'eval-every': { type: 'string', value: '<n|epoch>', help: 'dev evaluation every n steps or every epoch', default: from(c.evalEvery ?? 'end of the run', 'evalEvery') },
     'checkpoint-every': { type: 'string', value: '<n>', help: 'write a resumable checkpoint every n steps', default: from(c.checkpointEvery ?? 50, 'checkpointEvery') },
+    'step-graphs': { type: 'string', value: 'on|off|<lengths>', help: 'record each fixed-shape step once and replay it as one CUDA graph launch (cuda; elsewhere steps run eagerly, said once); <lengths>, e.g. 32,64,128, also pads batches up to the first length that holds them so they share graphs', default: from(c.stepGraphs === undefined ? 'off' : c.stepGraphs, 'stepGraphs') },
     limit: { type: 'string', value: '<n>', help: 'use only the first n training examples', default: "all (the smoke preset's is 256)" },
     'run-dir': { type: 'string', value: '<dir>', help: 'checkpoints and the best model', default: '<results>/<experiment>/runs/<run id>' },
     'step-log': { type: 'string', value: '<file>', help: 'append one JSON line per finished optimiser step (step, epoch, lr, loss, terms, tokens, seconds) to this file, as the step ends (for plots, and for tools that act on training events)', default: 'none (the progress bar only)' },
@@ -124,6 +125,15 @@ function ibnPositives(v: string | undefined): IbnPositives | undefined {
   const m = /^threshold=(.+)$/.exec(v);
   if (m && Number.isFinite(Number(m[1]))) return { threshold: Number(m[1]) };
   throw new UnknownNameError('--ibn-positives rule', v, ['binary', 'angle-int', 'threshold=<number>']);
+}
+
+/** --step-graphs on|off|<lengths>: the trainer's stepGraphs. */
+function stepGraphs(v: string | undefined): RecipeOverrides['stepGraphs'] {
+  if (v === undefined) return undefined;
+  if (v === 'on' || v === 'off') return v === 'on';
+  const lengths = v.split(',').map((x) => Number(x.trim()));
+  if (lengths.some((n) => !Number.isInteger(n) || n < 1)) throw new UsageError(`--step-graphs expects on, off or comma-separated lengths like 32,64,128; got '${v}'`);
+  return { bucketLengths: lengths };
 }
 
 /** The preset that applies, and what it sets (model, data root, run size). */
@@ -206,6 +216,7 @@ function flagOverrides(r: Recipe, v: Values): RecipeOverrides {
   set('seed', number('seed', v.seed, true));
   if (v['eval-every'] !== undefined) o.evalEvery = v['eval-every'] === 'epoch' ? 'epoch' : number('eval-every', v['eval-every'], true);
   set('checkpointEvery', number('checkpoint-every', v['checkpoint-every'], true));
+  set('stepGraphs', stepGraphs(v['step-graphs']));
   return o;
 }
 

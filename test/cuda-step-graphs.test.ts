@@ -5,9 +5,12 @@
  *   - a training step recorded as a CUDA graph and replayed (native/src/graph.cu,
  *     lib/train/step-graphs.ts) against eager steps: the same losses, the graph's memory given back;
  *   - BERT with fused attention (native/src/attention.cu) against plain attention, dropout on;
+ *   - the trainer with `stepGraphs` (lib/train/trainer.ts) on an AnglE run whose batches and labels
+ *     change every step: the eager run's losses, its steps captured and replayed;
  *   - the time of an eager and a replayed BERT-base step at 32 × 64 (printed, not asserted: the
  *     report's GPU tests log keeps it).
- * The emulated-addon twins of these run everywhere: test/step-graphs.test.ts, test/attention-fused-model.test.ts.
+ * The emulated-addon twins of these run everywhere: test/step-graphs.test.ts, test/attention-fused-model.test.ts,
+ * test/trainer-step-graphs.test.ts.
  */
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
@@ -19,6 +22,12 @@ import { StepGraphs } from '../lib/train/step-graphs.js';
 import { optimizerStep } from '../lib/train/training-step.js';
 import { pairBatch, pairStepContext } from '../bench/pair-step.js';
 import { compare, cudaOrSkip, type Outputs } from './fixtures/cuda/harness.js';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadModel } from '../lib/models/auto.js';
+import { Trainer, type TrainerConfig } from '../lib/train/trainer.js';
+import { GOLDEN_DIR } from './helpers/env.js';
+import { smallPairs, SMALL_TRAIN_CONFIG } from './helpers/train-fixtures.js';
 
 /** Tensors' values, or numbers as scalars, in the form `compare` takes. */
 function outputs(xs: ReadonlyArray<tf.Tensor | number>): Outputs {
@@ -135,4 +144,29 @@ test('time of a BERT-base step at 32 x 64, eager and replayed as a CUDA graph (T
   } finally {
     await initBackend('cpu', { quiet: true });
   }
+});
+
+test('the trainer with stepGraphs on the device: an AnglE run with changing labels replays with the eager losses', async (tt) => {
+  if (!(await cudaOrSkip(tt))) return;
+  const modelDir = GOLDEN_DIR ? join(GOLDEN_DIR, 'model') : undefined;
+  if (!modelDir || !existsSync(modelDir)) return tt.skip('no golden model (ANGLE_GOLDEN_DIR)');
+  await onCuda(async () => {
+    // Every text cut to 8 tokens: one shape. Cosine + in-batch negatives (label >= 3) + angle.
+    const config: TrainerConfig = { ...SMALL_TRAIN_CONFIG, objective: { name: 'angle', loss: { preset: 'paper', ibnPositives: { threshold: 3 } } }, maxLength: 8, epochs: undefined, maxSteps: 6 };
+    const run = async (stepGraphs: boolean) => {
+      const m = await loadModel(modelDir);
+      try {
+        return await new Trainer({ model: m, train: smallPairs(), progress: false, config: { ...config, stepGraphs } }).run();
+      } finally {
+        m.model.dispose();
+      }
+    };
+    const eager = await run(false);
+    const graphs = await run(true);
+    const st = graphs.stepGraphs!;
+    assert.deepEqual([st.eager, st.captured, st.replayed], [2, 1, 3], JSON.stringify(st));
+    tt.diagnostic(`trainer step graphs: ${JSON.stringify(st)}`);
+    const err = compare(outputs(graphs.log.map((l) => l.loss)), outputs(eager.log.map((l) => l.loss)), 1e-5, 1e-4);
+    assert.equal(err, undefined, err);
+  });
 });

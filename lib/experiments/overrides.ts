@@ -70,6 +70,7 @@ const TRAINER_KEYS = {
   checkpointing: true,
   attention: true,
   precision: true,
+  stepGraphs: true,
 } as const satisfies Record<keyof TrainerConfig, true>;
 
 const LORA_KEYS = { r: true, alpha: true, dropout: true, targetModules: true, useRslora: true } as const satisfies Record<keyof LoraConfig, true>;

@@ -49,6 +49,7 @@ import {
 import { validateExamples, type TrainingExamples } from './examples.js';
 import { bindObjective, type BoundObjective, type ObjectiveConfig } from './objective.js';
 import { checkSchedule, learningRate, warmupStepsFromFraction, type ScheduleConfig, type ScheduleName } from './schedule.js';
+import { StepGraphs, type StepGraphOptions, type StepGraphStats } from './step-graphs.js';
 import { optimizerStep, type StepContext } from './training-step.js';
 
 export interface TrainerConfig {
@@ -114,6 +115,17 @@ export interface TrainerConfig {
    * same rounding emulated). Weights, AdamW state, LayerNorm, softmax and the loss stay float32.
    */
   precision?: TrainingPrecision;
+  /**
+   * Record each fixed-shape training step once and replay it (lib/train/step-graphs.ts): on the cuda
+   * backend one CUDA graph launch per step instead of a host dispatch per kernel, with the numbers of
+   * the eager steps. A shape runs two eager steps, is captured on its third, replayed from then on;
+   * a shape that cannot be captured, and every step on a backend that cannot record (cpu, wasm),
+   * runs eagerly, and the run says why once. `true`, or the options: `bucketLengths` pads every
+   * batch up to the first of these lengths that holds it, so batches of other lengths share a graph
+   * (masked padding: the embeddings are those of the unpadded batch up to float rounding, so a run
+   * with buckets is not bit-identical to one without). Default off.
+   */
+  stepGraphs?: boolean | StepGraphOptions;
 }
 
 export interface TrainerOptions {
@@ -186,6 +198,8 @@ export interface TrainResult {
   complete: boolean;
   /** Whether the abort signal ended it. */
   interrupted: boolean;
+  /** With `stepGraphs`: how this session's steps ran (eager, captured, replayed) and which shapes stayed eager and why. */
+  stepGraphs?: StepGraphStats;
   /** What a results file records about the run's inputs and settings. */
   identity: TrainingIdentity;
 }
@@ -221,6 +235,11 @@ interface Session {
   state: TrainerState;
   optimizer: AdamW;
   objective: BoundObjective;
+  /** The recorded steps, when `stepGraphs` is on. */
+  graphs?: StepGraphs;
+  /** The step-graph reasons already said (each once). */
+  graphNotes: Set<string>;
+  graphStats?: StepGraphStats;
   /** The model's trainable parameters and the objective's own (e.g. SBERT's classifier). */
   trainable: Map<string, tf.Variable>;
   /** The model's trainable parameters only (what the best model saves). */
@@ -255,6 +274,7 @@ export class Trainer {
     if (c.dropout !== undefined && !(c.dropout >= 0 && c.dropout < 1)) throw new InputError(`dropout must be in [0, 1), got ${c.dropout}`);
     if (c.attention !== undefined && c.attention !== 'plain' && c.attention !== 'blocked') throw new UnknownNameError('attention', String(c.attention), ['plain', 'blocked']);
     if (c.precision !== undefined) parseTrainingPrecision(c.precision);
+    if (c.stepGraphs !== undefined && typeof c.stepGraphs !== 'boolean') new StepGraphs(c.stepGraphs).dispose();
     const model = o.model.model;
     if (c.maxLength > model.maxPositions) throw new InputError(`maxLength ${c.maxLength} exceeds the model's maximum sequence length ${model.maxPositions}`);
     if (model.trainableParameters().size === 0) throw new InputError('every parameter of the model is frozen: nothing to train (see TextModel.setTrainable)');
@@ -319,6 +339,8 @@ export class Trainer {
       data: { name: this.o.train.name, kind: this.o.train.kind, n: this.o.train.items.length },
       // Blocked attention draws other dropout masks; checkpointing changes no number, so it is not here.
       ...(c.attention === 'blocked' ? { attention: c.attention } : {}),
+      // Bucketed lengths pad batches (numbers equal up to rounding); step graphs alone change no number.
+      ...(typeof c.stepGraphs === 'object' && c.stepGraphs.bucketLengths?.length ? { stepGraphBuckets: c.stepGraphs.bucketLengths } : {}),
       // 16-bit matmuls change the numbers; TF32 (the default) is left out so older checkpoints resume.
       ...(c.precision !== undefined && c.precision !== 'tf32' ? { precision: c.precision } : {}),
     };
@@ -393,6 +415,9 @@ export class Trainer {
         if (this.o.runDir && c.checkpointEvery !== undefined && (s.state.step % c.checkpointEvery === 0 || last)) await this.writeCheckpoint(s);
       }
     } finally {
+      // Kept before the graphs go (their kernels are counted while they exist).
+      s.graphStats = s.graphs?.stats();
+      s.graphs?.dispose();
       s.optimizer.dispose();
       s.objective.dispose();
     }
@@ -414,6 +439,7 @@ export class Trainer {
       complete,
       interrupted,
       identity: this.identity(s),
+      ...(s.graphStats ? { stepGraphs: s.graphStats } : {}),
     };
   }
 
@@ -471,7 +497,8 @@ export class Trainer {
     }
     m.dropoutCounter = state.dropoutCounter;
     const best = this.o.runDir && state.best && existsSync(bestModelDir(this.o.runDir)) ? bestModelDir(this.o.runDir) : undefined;
-    return { state, optimizer, objective, trainable, modelTrainable, resumedFrom, bestModelDir: best, elapsedBefore: state.elapsedSeconds, t0: performance.now() };
+    const graphs = c.stepGraphs ? new StepGraphs(c.stepGraphs === true ? {} : c.stepGraphs) : undefined;
+    return { state, optimizer, objective, graphs, graphNotes: new Set(), trainable, modelTrainable, resumedFrom, bestModelDir: best, elapsedBefore: state.elapsedSeconds, t0: performance.now() };
   }
 
   /** Phase 2a: the micro-batches of the next step (a step does not cross an epoch boundary), then the step. */
@@ -497,12 +524,14 @@ export class Trainer {
       padSide: this.o.model.tokenizer.padSide,
       objective: s.objective.loss,
       objectiveInputs: s.objective.inputs,
+      labelInputs: s.objective.labelInputs,
       optimizer: s.optimizer,
       maxGradNorm: this.o.config.maxGradNorm,
       checkpointing: this.o.config.checkpointing,
       attention: this.o.config.attention,
     };
-    const v = await optimizerStep(ctx, micro, lr);
+    const v = s.graphs ? await s.graphs.step(ctx, micro, lr) : await optimizerStep(ctx, micro, lr);
+    if (s.graphs) this.noteStepGraphs(s);
     const log: StepLog = { step: state.step, epoch: epochAtStart, lr, loss: v.loss, terms: v.terms, tokens: v.tokens, seconds: (performance.now() - stepStart) / 1000 };
     if (v.gradNorm !== undefined) log.gradNorm = v.gradNorm;
     if (!Number.isFinite(log.loss)) {
@@ -515,6 +544,17 @@ export class Trainer {
     state.elapsedSeconds = s.elapsedBefore + (performance.now() - s.t0) / 1000;
     this.o.onStep?.(log);
     return log;
+  }
+
+  /** Says once each why steps run eagerly although step graphs were asked for (a backend that cannot record, a shape that could not be captured). */
+  private noteStepGraphs(s: Session): void {
+    const st = s.graphs!.stats();
+    const notes = [...(st.unsupported ? [`every step runs eagerly: ${st.unsupported}`] : []), ...Object.entries(st.refused).map(([key, why]) => `batches of shape ${key} run eagerly: ${why}`)];
+    for (const n of notes) {
+      if (s.graphNotes.has(n)) continue;
+      s.graphNotes.add(n);
+      console.warn(`step graphs: ${n}`);
+    }
   }
 
   /** Whether the dev set is evaluated after `step` completed steps. */

@@ -237,12 +237,21 @@ function hasTorchCuda(): boolean {
   return r.status === 0;
 }
 
+/** How a configuration's steps ran through step graphs (lib/train/step-graphs.ts StepGraphStats), for the speed line. */
+function stepGraphsDetail(st: unknown): string {
+  if (!st) return '';
+  const g = st as { eager: number; captured: number; replayed: number; refused: Record<string, string>; kernels: Record<string, number>; unsupported?: string };
+  const why = g.unsupported ?? Object.values(g.refused)[0];
+  const kernels = Object.values(g.kernels)[0];
+  return `; step graphs: ${g.eager} eager, ${g.captured} captured, ${g.replayed} replayed${kernels ? ` (${kernels} kernels a launch)` : ''}${why ? ` — eager because ${why}` : ''}`;
+}
+
 async function speed(ctx: CheckContext): Promise<StepItem[]> {
   const { speedConfigs } = await import('./train-config.js');
   const sameAs = await tinyDuplicates(speedConfigs());
   const items = await configSteps(ctx, 'speed', speedConfigs().length, (r) => ({
     status: 'ok',
-    detail: `${Math.round(Number(r.tokensPerSecond)).toLocaleString('en-US')} tokens/s on ${r.backend}${r.precision ? ` ${r.precision}` : ''} (${(Number(r.secondsPerStep) * 1000).toFixed(1)} ms/step, ${r.steps} steps); host dispatch ${(Number(r.dispatchMsPerStep)).toFixed(1)} ms/step = ${(Number(r.dispatchShare) * 100).toFixed(0)}% of the step, ${r.kernelsPerStep} kernels`,
+    detail: `${Math.round(Number(r.tokensPerSecond)).toLocaleString('en-US')} tokens/s on ${r.backend}${r.precision ? ` ${r.precision}` : ''} (${(Number(r.secondsPerStep) * 1000).toFixed(1)} ms/step, ${r.steps} steps); host dispatch ${(Number(r.dispatchMsPerStep)).toFixed(1)} ms/step = ${(Number(r.dispatchShare) * 100).toFixed(0)}% of the step, ${r.kernelsPerStep} kernels${stepGraphsDetail(r.stepGraphs)}`,
   }), sameAs, speedConfigs().map((c) => c.name));
   // PyTorch's peer of the BERT-base configurations, eager and SDPA, on the same GPU.
   if (ctx.backend !== 'cuda' || !hasTorchCuda()) {
