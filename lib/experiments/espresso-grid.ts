@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { resolveResultsDir } from '../config.js';
 import type { StsSet } from '../data/sts.js';
 import { PooledSentenceEncoder } from '../embed/encoder.js';
+import { poolingModuleOf } from '../embed/pooling-module.js';
 import { parsePooling, type Pooling } from '../embed/pooling.js';
 import type { Evaluator } from '../eval/evaluator.js';
 import { spearman } from '../eval/spearman.js';
@@ -107,7 +108,9 @@ export async function layerWidthGrid(o: LayerWidthGridOptions): Promise<LayerWid
   const m = await loadModel(best);
   try {
     const recorded = o.training.run.record.config.pooling;
-    const pooling = o.pooling ?? parsePooling(typeof recorded === 'string' ? recorded : 'cls');
+    // The run's recorded pooling, else the one its best/ was saved with (the model's pooling module).
+    const pooling = o.pooling ?? (typeof recorded === 'string' ? parsePooling(recorded) : poolingModuleOf(m).pooling);
+    if (!pooling) throw new InputError(`the best checkpoint's sentence-transformers modules are none of our poolings: give the grid a pooling`, { file: best });
     const first = pooling === 'cls' ? 1 : 0;
     const layers = o.layers ?? Array.from({ length: m.model.numLayers + 1 - first }, (_, i) => i + first);
     const widths = [...(o.widths ?? gridWidths(m.model.hiddenSize))].sort((a, b) => a - b);
