@@ -8,8 +8,8 @@
  * when they are identical. `--check` changes nothing and exits 1 when a record still holds a path.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { isAbsolute, join, resolve } from 'node:path';
-import { envConfig } from '../lib/config.js';
+import { isAbsolute, join } from 'node:path';
+import { resolveResultsDir } from '../lib/config.js';
 import { portablePath } from '../lib/report/training-record.js';
 import { writeFileAtomicSync } from '../lib/util/atomic-write.js';
 import { InputError } from '../lib/util/errors.js';
@@ -58,7 +58,7 @@ async function main(): Promise<number> {
     console.log(helpText('usage: npm run portable-records -- [--results <dir>] [--check]', OPTIONS));
     return EXIT.ok;
   }
-  const root = resolve(values.results ?? envConfig().resultsDir);
+  const root = resolveResultsDir(values.results);
   let withPaths = 0;
   const files = recordFiles(root);
   for (const file of files) {
