@@ -5,7 +5,8 @@
  * natives (LayerNorm's and fused attention's backward) launch what their .cu functions launch, a
  * whole BERT-base training step adds up per kernel, and the same step replayed as a step graph
  * (lib/train/step-graphs.ts) is one launch and a few uploads — at most a quarter of the launches
- * of the step op by op (issue 39's target), with the kernels it holds counted.
+ * of the step op by op (issue 39's target), with the kernels it holds counted — also for AnglE
+ * training, whose batches and labels change every step (the labels are fed as device inputs).
  */
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
@@ -77,4 +78,17 @@ test('a replayed BERT-base step graph: one launch and the feeds\' uploads, at mo
   // The graph runs the eager step's kernels but the loss checks' read-backs (a finiteness sum and
   // the angle objective's zero-row check: 4 kernels), which a capture skips (lib/losses/validate.ts).
   assert.equal(replay.graphKernels, eager.launches - 4, 'the graph runs the kernels the eager step launches, less the checks');
+});
+
+test('an AnglE BERT-base step whose batch and labels change every step replays as one launch; with host-built label masks it stays op by op', async () => {
+  const config = { name: 'angle-bert-base-4x16', arch: 'bert' as const, pairs: 4, tokens: 16, varyBatches: true };
+  const replay = await countStepLaunches(config, { graphs: true });
+  assert.equal(replay.mode, 'replayed');
+  assert.equal(replay.launches, 1);
+  // Feeds: the token arrays and AdamW's hyper-parameters as before, and the objective's label ranks and in-batch target codes.
+  assert.equal(replay.byKernel.GraphUpload.dispatches, 8, JSON.stringify(replay.byKernel));
+  const hostMasks = await countStepLaunches(config, { graphs: true, labelInputs: false });
+  assert.equal(hostMasks.mode, 'eager');
+  assert.match(Object.values(hostMasks.graph!.refused)[0], /not a declared feed\) differs between steps/);
+  assert.ok(hostMasks.launches > 1000, `${hostMasks.launches} launches op by op`);
 });
