@@ -14,6 +14,7 @@
  * Parameters θ are laid out per class as [w_k (d values), b_k] (binary: K = 1 block).
  * `evaluate` returns f and writes ∇f; it is the single place the loss is defined.
  */
+import type { LinearKernels } from './linear-kernels-wasm.js';
 import { addTransposedProduct, linearScores, type Matrix } from './matrix.js';
 import { numpySum } from './numpy-reductions.js';
 
@@ -25,6 +26,11 @@ export interface LogisticProblem {
   nClasses: number;
   /** Inverse regularisation strength C (> 0). */
   C: number;
+  /**
+   * x in WebAssembly's memory for this fit (./linear-kernels-wasm.ts): the two passes over x run
+   * there, bit for bit the JS kernels, 2-4× sooner. Absent: the JS kernels.
+   */
+  kernels?: LinearKernels;
 }
 
 /** Number of parameter blocks: 1 for binary, K for multinomial. */
@@ -68,8 +74,9 @@ export function logisticObjective(pr: LogisticProblem, theta: Float64Array, grad
   const p = d + 1;
   const n = x.rows;
   if (theta.length !== B * p) throw new RangeError(`logisticObjective: ${theta.length} parameters, expected ${B} × ${p}`);
-  const z = scoresBuffer(n * B);
-  linearScores(x, theta, B, z);
+  let z: Float64Array;
+  if (pr.kernels) z = pr.kernels.scores(theta, B);
+  else linearScores(x, theta, B, (z = scoresBuffer(n * B)));
   // z becomes the residuals ∂loss_i/∂z (σ(z) − y, or softmax − one-hot); the losses go to `losses`
   const losses = lossBuffer(n);
   if (B === 1) binaryLoss(z, y, losses);
@@ -80,7 +87,8 @@ export function logisticObjective(pr: LogisticProblem, theta: Float64Array, grad
   for (let k = 0; k < d; k++) for (let c = 0; c < B; c++) norm2 += theta[c * p + k] * theta[c * p + k];
   if (grad) {
     grad.fill(0);
-    addTransposedProduct(x, z, B, grad);
+    if (pr.kernels) pr.kernels.addTransposedProduct(z, B, grad);
+    else addTransposedProduct(x, z, B, grad);
     for (let c = 0; c < B; c++) for (let k = 0; k < d; k++) grad[c * p + k] = grad[c * p + k] + l2 * theta[c * p + k];
     if (B === 1) grad[d] = numpySum(z, n);
     else

@@ -30,6 +30,7 @@ import { InputError } from '../../util/errors.js';
 import { jacobiEigen } from '../../util/jacobi-eigen.js';
 import { blocksOf, decisionFunction, logisticObjective, type LogisticProblem } from './logistic-objective.js';
 import { minimizeLbfgs } from './lbfgs.js';
+import { prepareLinearKernels } from './linear-kernels-wasm.js';
 import { cholesky, choleskySolve, gramWithIntercept, type Matrix } from './matrix.js';
 
 export interface LogisticModel {
@@ -70,6 +71,8 @@ export interface LogisticFitOptions {
   /** Relative predicted decrease at which the solver stops (default LOGISTIC_TOL = 1e-11). */
   tol?: number;
   maxIter?: number;
+  /** The passes over x: WebAssembly SIMD where the runtime has it (default), or the JS kernels; the same bits either way. */
+  kernels?: 'wasm' | 'js';
 }
 
 /** Default stopping tolerance of fitLogisticRegression (relative predicted decrease). */
@@ -247,7 +250,9 @@ export function fitLogisticRegression(x: Matrix, labels: Int32Array, C: number, 
   const d = x.cols;
   const p = d + 1;
   const B = blocksOf(K);
-  const pr: LogisticProblem = { x, y, nClasses: K, C };
+  // x into WebAssembly's memory once for the fit's evaluations
+  const kernels = o.kernels === 'js' ? undefined : prepareLinearKernels(x, B);
+  const pr: LogisticProblem = { x, y, nClasses: K, C, ...(kernels ? { kernels } : {}) };
   const precondition = o.curvature
     ? hessianPreconditioner(o.curvature, p, B, C)
     : kroneckerPreconditioner((typeof o.gram === 'function' ? o.gram() : o.gram) ?? gramWithIntercept(x), p, meanSoftmaxCovariance(x, y, K, o.warmStart), B, C);
@@ -270,6 +275,7 @@ export function fitLogisticRegression(x: Matrix, labels: Int32Array, C: number, 
     theta0,
     { tol: o.tol ?? LOGISTIC_TOL, maxIter: o.maxIter },
   );
+  kernels?.release();
   const { iterations, evaluations, converged, decrement, reason } = res;
   return { classes, C, dim: d, theta: res.theta, objective: res.f, solver: { iterations, evaluations, converged, decrement, reason } };
 }

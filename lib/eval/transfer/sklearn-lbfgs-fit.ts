@@ -15,6 +15,7 @@ import { InputError } from '../../util/errors.js';
 import { blocksOf, logisticObjective, type LogisticProblem } from './logistic-objective.js';
 import { encodeClasses, type LogisticModel } from './logistic-regression.js';
 import { minimizeLbfgsb, type LbfgsbIteration } from './lbfgsb.js';
+import { prepareLinearKernels } from './linear-kernels-wasm.js';
 import type { Matrix } from './matrix.js';
 
 export interface SklearnLbfgsOptions {
@@ -24,6 +25,8 @@ export interface SklearnLbfgsOptions {
   tol?: number;
   /** Per iteration: objective and ‖∇f‖∞ (to compare with SciPy's iterates). */
   onIteration?: (it: { nit: number; f: number; pgNorm: number; nfev: number; stp: number }) => void;
+  /** The passes over x: WebAssembly SIMD where the runtime has it (default), or the JS kernels; the same bits either way. */
+  kernels?: 'wasm' | 'js';
 }
 
 /** scikit-learn 1.2.1's defaults for LogisticRegression. */
@@ -55,7 +58,9 @@ export function fitLogisticRegressionSklearn(x: Matrix, labels: Int32Array, C: n
   const d = x.cols;
   const p = d + 1;
   const B = blocksOf(K);
-  const pr: LogisticProblem = { x, y, nClasses: K, C };
+  // x into WebAssembly's memory once: the fit evaluates its objective about a hundred times
+  const kernels = o.kernels === 'js' ? undefined : prepareLinearKernels(x, B);
+  const pr: LogisticProblem = { x, y, nClasses: K, C, ...(kernels ? { kernels } : {}) };
   const theta = new Float64Array(B * p);
   const gOurs = new Float64Array(B * p);
   const fun = (v: Float64Array, g: Float64Array): number => {
@@ -66,6 +71,7 @@ export function fitLogisticRegressionSklearn(x: Matrix, labels: Int32Array, C: n
   };
   const onIteration = o.onIteration ? (it: LbfgsbIteration) => o.onIteration!({ nit: it.nit, f: it.f, pgNorm: it.pgNorm, nfev: it.nfev, stp: it.stp }) : undefined;
   const res = minimizeLbfgsb(fun, new Float64Array(B * p), { gtol: tol, maxiter: maxIter, onIteration });
+  kernels?.release();
   return {
     classes,
     C,
