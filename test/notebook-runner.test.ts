@@ -302,6 +302,26 @@ describe('run-notebooks: failures', { concurrency: true }, () => {
     assert.equal(code(nb, 2).outputs.at(-1)?.output_type, 'error');
   });
 
+  test('--jobs 2 runs notebooks side by side: each written, the failures summarised in notebook order, exit 1', async () => {
+    const out = await tempDir();
+    const run = await runRunner(['01-runtime-error', '02-type-error', '06-env', '--jobs', '2', '--preset', 'paper', '--out', out]);
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stdout, /2 notebooks at a time \(--jobs 2\)/);
+    assert.match(run.stdout, /\[3\/3\] 06-env: ok/);
+    const summary = run.stderr.slice(run.stderr.indexOf('2 of 3 notebooks failed:'));
+    assert.match(summary, /^2 of 3 notebooks failed:\n.*01-runtime-error\.ipynb: cell 4 .*\n.*02-type-error\.ipynb: /, run.stderr);
+    for (const name of ['01-runtime-error', '02-type-error', '06-env']) assert.ok(existsSync(join(out, `${name}.ipynb`)), name);
+  });
+
+  test('--jobs takes a whole number >= 1 and does not go with --workers', async () => {
+    const zero = await runRunner(['06-env', '--jobs', '0', '--preset', 'paper']);
+    assert.equal(zero.code, 2);
+    assert.match(zero.stderr, /--jobs expects a whole number of notebooks >= 1, got '0'/);
+    const both = await runRunner(['06-env', '--jobs', '2', '--workers', '2', '--preset', 'paper']);
+    assert.equal(both.code, 2);
+    assert.match(both.stderr, /--jobs runs whole notebooks side by side; --workers does not go with it/);
+  });
+
   test('an unknown notebook name is a usage error listing the notebooks', async () => {
     const run = await runRunner(['nope', '--preset', 'paper']);
     assert.equal(run.code, 2);

@@ -1,6 +1,6 @@
 /**
  * npm run notebooks [-- <names...>] [--preset smoke|paper|rehearsal] [--shared <dir>] [--out <dir>]
- *                      [--dir <notebooks dir>] [--timeout-per-cell <s>] [--verbose] [--build]
+ *                      [--dir <notebooks dir>] [--timeout-per-cell <s>] [--verbose] [--build] [--jobs <n>]
  *                      [--gpus <ids> | --workers <n> | --list-runs | --only-run <key>]
  *                      [--submit slurm [--partition P] [--gpus-per-run N] [--time HH:MM:SS] [--wait] [--dry-run]]
  *
@@ -9,7 +9,8 @@
  * (./kernel.ts, driven by ./runner.ts); this file is the command line: options, which notebooks,
  * the environment a preset gives the kernels (./environment.ts, shared with `npm run jupyter`),
  * and the run loop. docs/jupyter.md describes the options and how this compares with nbconvert.
- * `--gpus`/`--workers` spread a notebook's runs over worker processes (./workers.ts,
+ * `--jobs n` runs n notebooks at a time, each in its own kernel (their runs never collide: the run
+ * store locks each run, lib/experiments/run-lock.ts). `--gpus`/`--workers` spread a notebook's runs over worker processes (./workers.ts,
  * docs/distributed.md); `--only-run` is one such worker, by its plan-run key; `--submit slurm`
  * makes each run a task of a Slurm job array (./slurm.ts).
  *
@@ -42,6 +43,8 @@ interface Options {
   verbose: boolean;
   kernel: KernelName;
   build: boolean;
+  /** --jobs: notebooks run at a time (1: one after the other). */
+  jobs: number;
   /** --gpus / --workers: the worker slots. */
   slots?: WorkerSlot[];
   listRuns: boolean;
@@ -59,6 +62,7 @@ const OPTIONS = {
   verbose: { type: 'boolean', short: 'v', help: 'also echo what cells print, as they print it' },
   kernel: { type: 'string', value: KERNEL_NAMES.join('|'), help: "the Jupyter kernel the cells run in: tslab (Node, the notebooks' own) or deno (Deno's kernel, the npm package deno); docs/jupyter.md", default: 'tslab' },
   build: { type: 'boolean', help: 'compile lib/ to dist/ (npm run build) once the arguments are checked, before the first notebook; the npm script passes it' },
+  jobs: { type: 'string', value: '<n>', help: "run n notebooks at a time, each in its own kernel, taken in order as lanes free up (a run two notebooks share is trained once: the other waits for its record); on a CPU machine, n = the cores the kernels may use", default: '1' },
   gpus: { type: 'string', value: '<ids>', help: "run the plan's runs concurrently, one worker process per GPU (CUDA_VISIBLE_DEVICES=<id> each, e.g. 0,1,2,3), then render the notebook from their records (docs/distributed.md)" },
   workers: { type: 'string', value: '<n>', help: 'as --gpus, with n worker processes bound to no device (the CPU backends; what the tests use)' },
   'list-runs': { type: 'boolean', help: "print each notebook's plan runs (plan-run key, finished or not, label) and run nothing" },
@@ -90,9 +94,12 @@ function parseCli(argv: string[], root: string): Options | undefined {
   if (!(timeoutS > 0)) throw new UsageError(`--timeout-per-cell expects seconds > 0, got ${values['timeout-per-cell']}`);
   const kernel = values.kernel ?? 'tslab';
   if (!(KERNEL_NAMES as readonly string[]).includes(kernel)) throw new UsageError(`--kernel expects one of ${KERNEL_NAMES.join(', ')}, got '${kernel}'`);
+  const jobs = Number(values.jobs ?? 1);
+  if (!(Number.isInteger(jobs) && jobs >= 1)) throw new UsageError(`--jobs expects a whole number of notebooks >= 1, got '${values.jobs}'`);
   const slots = workerSlots(values.gpus, values.workers);
   const modes = [slots && (values.gpus !== undefined ? '--gpus' : '--workers'), values['list-runs'] && '--list-runs', values['only-run'] !== undefined && '--only-run', values.submit !== undefined && '--submit'].filter(Boolean);
   if (modes.length > 1) throw new UsageError(`${modes.join(' and ')} do different things: give one`);
+  if (jobs > 1 && modes.length > 0) throw new UsageError(`--jobs runs whole notebooks side by side; ${modes[0]} does not go with it`);
   if (values.submit !== undefined && values.submit !== 'slurm') throw new UsageError(`--submit knows slurm only, got '${values.submit}'`);
   const slurmOnly = (['partition', 'gpus-per-run', 'time', 'signal-before', 'wait', 'dry-run'] as const).filter((k) => values[k] !== undefined);
   if (values.submit === undefined && slurmOnly.length > 0) throw new UsageError(`--${slurmOnly[0]} goes with --submit slurm`);
@@ -109,6 +116,7 @@ function parseCli(argv: string[], root: string): Options | undefined {
     verbose: values.verbose ?? false,
     kernel: kernel as KernelName,
     build: values.build ?? false,
+    jobs,
     ...(slots ? { slots } : {}),
     listRuns: values['list-runs'] ?? false,
     ...(slurm ? { slurm } : {}),
@@ -194,23 +202,40 @@ async function main(argv: string[]): Promise<number> {
   );
   // A rehearsal replaces what the notebooks it runs rehearsed before (the others' rows stay).
   if (env.ANGLE_PRESET === 'rehearsal' && env.ANGLE_RESULTS_DIR) clearRehearsalRows(env.ANGLE_RESULTS_DIR, names);
-  const failures: string[] = [];
-  for (const [i, name] of names.entries()) {
-    const label = `[${i + 1}/${names.length}] ${name}`;
-    const file = join(opts.dir, `${name}.ipynb`);
-    let run: NotebookRun;
-    try {
-      run = await runInMode(opts, file, name, label, ctx, resultsDirOf(env, root), running, () => interrupted);
-    } catch (e) {
-      if (!(e instanceof InputError)) throw e;
-      console.error(e.message);
-      run = { failure: e.message };
+  // Notebook i's failure at index i, so that the summary keeps the notebooks' order under --jobs.
+  const failures: (string | undefined)[] = [];
+  let next = 0;
+  // One lane per job: each takes the next notebook in order when its last one ends, in a kernel of
+  // its own (its own RunContext, so that Ctrl-C reaches every running kernel).
+  const lane = async (laneCtx: RunContext) => {
+    running.add(laneCtx);
+    while (next < names.length && !interrupted) {
+      const i = next++;
+      const name = names[i];
+      const label = `[${i + 1}/${names.length}] ${name}`;
+      const file = join(opts.dir, `${name}.ipynb`);
+      let run: NotebookRun;
+      try {
+        run = await runInMode(opts, file, name, label, laneCtx, resultsDirOf(env, root), running, () => interrupted);
+      } catch (e) {
+        if (!(e instanceof InputError)) throw e;
+        console.error(e.message);
+        run = { failure: e.message };
+      }
+      failures[i] = run.failure;
     }
-    if (run.failure) failures.push(run.failure);
-    if (interrupted) return 130;
-  }
-  if (failures.length > 0) {
-    if (names.length > 1) console.error(`\n${failures.length} of ${names.length} notebooks failed:\n${failures.join('\n')}`);
+  };
+  // The rehearsal's rows go to one summary file per results folder, rewritten by each notebook
+  // (read, replace its rows, write): two at once would lose rows, so a rehearsal runs one at a time.
+  const rehearsal = env.ANGLE_PRESET === 'rehearsal';
+  if (rehearsal && opts.jobs > 1) console.log('the rehearsal preset runs one notebook at a time (its rows share one summary file); --jobs ignored');
+  const lanes = rehearsal ? 1 : Math.min(opts.jobs, names.length);
+  if (lanes > 1) console.log(`${lanes} notebooks at a time (--jobs ${opts.jobs})`);
+  await Promise.all(Array.from({ length: lanes }, (_, j) => lane(j === 0 ? ctx : { ...ctx, child: undefined })));
+  if (interrupted) return 130;
+  const failed = failures.filter((f): f is string => f !== undefined);
+  if (failed.length > 0) {
+    if (names.length > 1) console.error(`\n${failed.length} of ${names.length} notebooks failed:\n${failed.join('\n')}`);
     return 1;
   }
   return 0;
