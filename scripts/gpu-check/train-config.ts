@@ -20,6 +20,7 @@ import type { BaseStorage } from '../../lib/ops/frozen-linear.js';
 import { AdamW } from '../../lib/train/adamw.js';
 import type { TrainingBatch } from '../../lib/train/batching.js';
 import { bindObjective } from '../../lib/train/objective.js';
+import { StepGraphs, type StepGraphStats } from '../../lib/train/step-graphs.js';
 import { optimizerStep, type StepContext } from '../../lib/train/training-step.js';
 
 export interface TrainConfig {
@@ -39,6 +40,12 @@ export interface TrainConfig {
   attention?: 'plain' | 'blocked';
   /** cuda matmul precision for the speed step. */
   precision?: 'tf32' | 'fp32';
+  /**
+   * Steps through lib/train/step-graphs.ts, as the trainer's `stepGraphs` runs them, each with other
+   * labels (they reach a replay as the objective's device inputs): on cuda captured on the third
+   * step and replayed after; elsewhere every step eager.
+   */
+  stepGraphs?: boolean;
 }
 
 const BERT: KnownModel = 'google-bert/bert-base-uncased';
@@ -69,6 +76,8 @@ export function speedConfigs(): TrainConfig[] {
     if (c.model === BERT && !c.checkpointing && !c.attention) for (const precision of ['tf32', 'fp32'] as const) out.push({ ...c, name: `${c.name} ${precision}`, precision });
     if (c.model !== BERT && c.baseStorage === 'nf4') out.push({ ...c, name: `${c.name} tf32`, precision: 'tf32' });
   }
+  // The trainer's step graphs (issue 39) beside the eager rows above: one graph launch a step.
+  for (const [examples, length] of [[32, 64], [128, 64]] as const) out.push({ name: `bert-base ${examples}x${length} lean tf32 +step-graphs`, model: BERT, examples, length, kind: 'pairs', precision: 'tf32', stepGraphs: true });
   return out;
 }
 
@@ -121,8 +130,12 @@ function batchOf(c: TrainConfig, vocab: number): TrainingBatch {
   };
 }
 
-/** Builds the model of `c` on the active backend and runs `warmup + steps` optimizer steps; `onTimed` wraps the timed ones. */
-async function buildAndStep(c: TrainConfig, small: boolean, warmup: number, steps: number, onTimed?: (run: () => Promise<void>) => Promise<void>): Promise<void> {
+/**
+ * Builds the model of `c` on the active backend and runs `warmup + steps` optimizer steps; `onTimed`
+ * wraps the timed ones. With `c.stepGraphs` the steps go through StepGraphs (at least 3 warmup
+ * steps, so that the timed ones are replays where the backend records) and its stats are returned.
+ */
+async function buildAndStep(c: TrainConfig, small: boolean, warmup: number, steps: number, onTimed?: (run: () => Promise<void>) => Promise<void>): Promise<StepGraphStats | undefined> {
   const config = modelConfig(c, small);
   // A 16/4-bit frozen base is stored as the model is built, so the float32 base never exists and
   // the peak measured is the quantised model's (lib/models/frozen-base.ts).
@@ -130,6 +143,7 @@ async function buildAndStep(c: TrainConfig, small: boolean, warmup: number, step
   const model = modelFromConfig(config, { init: 'normal', seed: 1, dropoutSeed: 3, frozenBase });
   const objective = bindObjective(c.kind === 'pairs' ? { name: 'angle', loss: { weights: { cosine: 1, ibn: 0, angle: 0 } } } : { name: 'simcse' }, c.kind);
   let optimizer: AdamW | undefined;
+  let graphs: StepGraphs | undefined;
   try {
     if (c.lora) addLora(model as AdaptableModel, { ...c.lora, targetModules: 'all-linear' }, 0);
     const trainable = model.trainableParameters();
@@ -140,19 +154,29 @@ async function buildAndStep(c: TrainConfig, small: boolean, warmup: number, step
       pooling: defaultPoolingOf(model.architecture),
       padSide: 'right',
       objective: objective.loss,
+      labelInputs: objective.labelInputs,
       optimizer,
       gradients: 'lean',
       checkpointing: c.checkpointing,
       attention: c.attention,
     };
     const batch = batchOf(c, Number(config.vocab_size));
-    for (let i = 0; i < warmup; i++) await optimizerStep(ctx, [batch], 1e-5);
+    graphs = c.stepGraphs ? new StepGraphs() : undefined;
+    // With step graphs every step has other labels (rotated), as training's batches do.
+    const step = async (i: number) => {
+      if (!graphs) return void (await optimizerStep(ctx, [batch], 1e-5));
+      await graphs.step(ctx, [{ ...batch, labels: batch.labels.map((_, k) => batch.labels[(k + i) % batch.labels.length]) }], 1e-5);
+    };
+    const warm = graphs ? Math.max(3, warmup) : warmup;
+    for (let i = 0; i < warm; i++) await step(i);
     const timed = async () => {
-      for (let i = 0; i < steps; i++) await optimizerStep(ctx, [batch], 1e-5);
+      for (let i = 0; i < steps; i++) await step(warm + i);
     };
     if (onTimed) await onTimed(timed);
     else await timed();
+    return graphs?.stats();
   } finally {
+    graphs?.dispose();
     optimizer?.dispose();
     objective.dispose();
     model.dispose();
@@ -206,6 +230,8 @@ export interface SpeedResult {
   dispatchMsPerStep: number;
   dispatchShare: number;
   kernelsPerStep: number;
+  /** With step graphs: how the steps ran (eager, captured, replayed; refused shapes and why), and the kernels a replay runs. */
+  stepGraphs?: StepGraphStats;
 }
 
 /** `warmup` steps, then `steps` timed ones (between device synchronisations on cuda). */
@@ -215,7 +241,7 @@ export async function measureSpeed(c: TrainConfig, small: boolean, warmup: numbe
   let seconds = 0;
   let dispatchMs = 0;
   let kernels = 0;
-  await buildAndStep(c, small, warmup, steps, async (run) => {
+  const graphStats = await buildAndStep(c, small, warmup, steps, async (run) => {
     const engine = tf.engine() as unknown as { runKernel: (...a: unknown[]) => unknown };
     const original = engine.runKernel;
     // Outermost calls only: a kernel that dispatches others is counted once.
@@ -251,5 +277,6 @@ export async function measureSpeed(c: TrainConfig, small: boolean, warmup: numbe
     dispatchMsPerStep: dispatchMs / steps,
     dispatchShare: dispatchMs / 1000 / seconds,
     kernelsPerStep: Math.round(kernels / steps),
+    ...(graphStats ? { stepGraphs: graphStats } : {}),
   };
 }
