@@ -24,7 +24,6 @@ import { RELEASED_CHECKPOINTS, type ReleasedCheckpoint } from '../models/release
 import type { LoadedModel } from '../models/types.js';
 import { InputError, UnavailableError } from '../util/errors.js';
 import type { SimpleTable } from '../util/table.js';
-import { rehearsing } from './rehearsal/encode.js';
 import { rehearsalLoadedModel } from './rehearsal/models.js';
 
 /** One model to evaluate, as a notebook's parameter cell writes it. */
@@ -98,11 +97,12 @@ export async function openModelEntry(entry: ModelEntry, opts: OpenModelOptions =
 /**
  * Loads a model, or says in one line why it cannot be loaded here (not in the Hub cache and no Hub,
  * or not a model folder), instead of stopping the notebook: the rows that need it are marked.
+ * Under the rehearsal preset (`preset`, the caller's: a plan's or the notebook's settings) the
+ * papers' models load at their real sizes with random weights where they cannot be loaded.
  */
-export async function loadModelOrExplain(id: string): Promise<{ loaded: LoadedModel; why?: undefined } | { loaded?: undefined; why: string }> {
+export async function loadModelOrExplain(id: string, o: { preset?: string } = {}): Promise<{ loaded: LoadedModel; why?: undefined } | { loaded?: undefined; why: string }> {
   try {
-    // The rehearsal preset: the papers' models at their real sizes with random weights where they cannot be loaded.
-    return { loaded: rehearsing() ? await rehearsalLoadedModel(id) : await loadModel(id) };
+    return { loaded: o.preset === 'rehearsal' ? await rehearsalLoadedModel(id) : await loadModel(id) };
   } catch (e) {
     if (!(e instanceof InputError) && !(e instanceof UnavailableError)) throw e;
     return { why: `${id} is not on this machine: ${firstLine(e as Error)}` };

@@ -4,7 +4,8 @@
  * of an STS set by gold bucket (lib/eval/geometry.ts), alignment and uniformity on a probe sample
  * (lib/eval/align-uniform-evaluator.ts) and the set's Spearman; then the spread of the cosines per
  * bucket as a table and the alignment/uniformity paths of trained runs. Models that cannot be
- * opened here (the Hub) are listed, not measured.
+ * opened here (the Hub) are listed, not measured. The notebook's plan runs the measurements as
+ * evaluation rows (./geometry-rows.ts).
  */
 import type { StsSet } from '../data/sts.js';
 import { cosineSpreadByGold, type CosineSpread } from '../eval/cosine-spread.js';
@@ -13,8 +14,9 @@ import { cosineDensityForSet } from '../eval/geometry.js';
 import { spearman } from '../eval/spearman.js';
 import type { AlignUniformPath } from '../report/figures/align-uniform.js';
 import type { SimpleTable } from '../util/table.js';
-import { withModelEntry, type ModelEntry } from './evaluation-models.js';
-import { rehearseEncoding, rehearsing } from './rehearsal/encode.js';
+import { withModelEntry, type ModelEntry, type OpenModelOptions } from './evaluation-models.js';
+import { rehearseEncoding } from './rehearsal/encode.js';
+import type { RehearsalRow } from './rehearsal/summary.js';
 
 export interface GeometryMeasurement {
   entry: ModelEntry;
@@ -24,30 +26,31 @@ export interface GeometryMeasurement {
   spearman: number;
 }
 
-/** Measures every entry one after the other (one model open at a time); see the file comment. */
-export async function measureGeometry(
-  entries: readonly ModelEntry[],
-  o: { set: StsSet; probe: Evaluator; goldEdges: readonly number[]; experiment: string; resultsDir?: string },
-): Promise<{ measured: GeometryMeasurement[]; skipped: ModelEntry[] }> {
-  const measured: GeometryMeasurement[] = [];
-  const skipped: ModelEntry[] = [];
-  if (rehearsing()) {
-    // The rehearsal preset: each model's encoding of the set rehearsed at its real shapes (./rehearsal/encode.ts).
-    const texts = [...new Set(o.set.pairs.flatMap((p) => [p.a, p.b]))];
-    for (const entry of entries) await rehearseEncoding({ notebook: o.experiment, run: `${entry.label}: STS-B test cosines and the alignment/uniformity probe`, model: entry.model, texts, batchSize: 64, resultsDir: o.resultsDir });
-    return { measured, skipped: [...entries] };
-  }
-  for (const entry of entries) {
-    const r = await withModelEntry(entry, async (m) => {
+/** What decides an entry's measurement: the STS set whose pairs are bucketed, the probe, the buckets' edges. */
+export interface GeometryMeasureOptions {
+  set: StsSet;
+  probe: Evaluator;
+  goldEdges: readonly number[];
+}
+
+/** Measures one entry (its model open only meanwhile); undefined when the model cannot be opened here (the Hub). */
+export async function measureEntryGeometry(entry: ModelEntry, o: GeometryMeasureOptions, open: OpenModelOptions = {}): Promise<GeometryMeasurement | undefined> {
+  return withModelEntry(
+    entry,
+    async (m) => {
       if (!m.encoder) return undefined;
       const density = await cosineDensityForSet(m.encoder, o.set, { goldEdges: [...o.goldEdges], encode: { progress: false } });
       const geometry = (await o.probe.evaluate(m.encoder)).metrics;
       return { entry, density, geometry, spearman: spearman(density.cosines, density.goldScores) };
-    });
-    if (r) measured.push(r);
-    else skipped.push(entry);
-  }
-  return { measured, skipped };
+    },
+    open,
+  );
+}
+
+/** The rehearsal preset's stand-in for `measureEntryGeometry`: the entry's encoding of the set rehearsed at its real shapes (./rehearsal/encode.ts). */
+export async function rehearseEntryGeometry(entry: ModelEntry, o: { set: StsSet; notebook: string; resultsDir: string }): Promise<RehearsalRow> {
+  const texts = [...new Set(o.set.pairs.flatMap((p) => [p.a, p.b]))];
+  return rehearseEncoding({ notebook: o.notebook, run: `${entry.label}: STS-B test cosines and the alignment/uniformity probe`, model: entry.model, texts, batchSize: 64, resultsDir: o.resultsDir });
 }
 
 /** 3 decimals, or 3 significant digits for small values (an untrained model's cosines crowd near 1). */

@@ -40,8 +40,11 @@ export { Flickr30kEvaluation, flickr30kRows, flickr30kRunsOf, type Flickr30kRowO
 export { flickr30kRunsTable, flickr30kCellSources, flickr30kIntervalTable, flickr30kBars, flickr30kVerdictTable, flickr30kCoverage } from './flickr30k-tables.js';
 export { runTransferRows, bowTransferRow, modelTransferRow, sklearnPath, pytorchPath, type TransferRow, type TransferPath, type TransferRowRun } from './transfer-run.js';
 export { locateWordVectors, sentevalTimings, vocabularyCoverage } from './transfer-resources.js';
-export { transferDatasetId, transferWorkTable, vocabularyCoverageTable, runModelTransfer, transferCellSources, transferRowsTable, transferPathsTable, transferTimeTable } from './transfer-tables.js';
-export { measureGeometry, cosineSpreadTable, alignUniformPathTable, alignUniformPathSummary, f3, type GeometryMeasurement } from './geometry-measure.js';
+export { transferDatasetId, transferWorkTable, vocabularyCoverageTable, transferCellSources, transferRowsTable, transferPathsTable, transferTimeTable } from './transfer-tables.js';
+export { TransferEvaluation, bowTransferPlanRow, modelTransferPlanRow, transferRunsOf, runModelTransfer, type ModelTransferRow, type TransferOutcome } from './transfer-rows.js';
+export { measureEntryGeometry, cosineSpreadTable, alignUniformPathTable, alignUniformPathSummary, f3, type GeometryMeasurement } from './geometry-measure.js';
+export { geometryRows, geometryOf, type GeometryResult, type TrainedGeometry } from './geometry-rows.js';
+export { poolingComparisonRows, poolingComparisonOf, type PoolingComparison } from './pooling-comparison-rows.js';
 export {
   promptEolRows,
   evaluatePromptRows,
@@ -108,5 +111,5 @@ export {
 export { readDemonstrationFile, readDemonstrationsJsonl, readAuthorsIclExamples, writeDemonstrationsJsonl, type DemonstrationCandidate } from '../llm/demonstration-set.js';
 
 // The rehearsal.
-export { rehearsing, rehearseEncoding, type RehearseEncodingOptions } from './rehearsal/encode.js';
+export { rehearseEncoding, type RehearseEncodingOptions } from './rehearsal/encode.js';
 export { readRehearsalSummary, rehearsalTable, rehearsalNotebookTable, type RehearsalRow } from './rehearsal/summary.js';

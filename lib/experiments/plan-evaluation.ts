@@ -16,6 +16,7 @@ import type { LoadedModel } from '../models/types.js';
 import type { PaperCell } from '../report/run-record.js';
 import type { LoadedRun } from '../report/results-reader.js';
 import type { RehearsalRow } from './rehearsal/summary.js';
+import type { RecipeRun } from './run-recipe.js';
 
 /** The model in this process, loaded once for the rows that evaluate it in a row; none: why not. */
 export type LoadedOrWhy = { loaded: LoadedModel; why?: undefined } | { loaded?: undefined; why: string };
@@ -38,6 +39,17 @@ export interface EvaluationContext {
    * loaded and disposes it when a row asks for another (and after its last row). `why` is logged.
    */
   load(id: string, why?: string): Promise<LoadedOrWhy>;
+  /**
+   * The finished training runs (one per seed) of a training row of the same plan that ran before
+   * this row, e.g. to evaluate their selected weights; `row` is that plan row (matched as the same object).
+   */
+  trainedRuns(row: object): TrainedRun[];
+}
+
+/** A training run of the plan, as an evaluation row reads it. */
+export interface TrainedRun {
+  seed: number;
+  run: RecipeRun;
 }
 
 /** What the plan hands a row's evaluation under the rehearsal preset. */
@@ -85,6 +97,8 @@ export interface RowEvaluation {
   readonly summary: string;
   /** Two rows whose evaluations have the same identity run once. */
   readonly identity: string;
+  /** false: nothing is recorded, the evaluation runs again whenever the plan runs (it takes seconds); default: records through the run store, reused. */
+  readonly recorded?: boolean;
   /** Evaluates (or reuses the finished evaluation), never throwing for a model or endpoint that is not here: the outcome says why. */
   run(ctx: EvaluationContext): Promise<EvaluationOutcome>;
   /** Under the rehearsal preset: its encoding at the paper's shapes (./rehearsal/encode.ts), or why it is not rehearsed. */

@@ -27,8 +27,10 @@
  *
  * A row may instead be an evaluation without training (`evaluation`, ./plan-evaluation.ts: a model,
  * its encoder, an evaluator — PromptEOL's prompt rows and demonstration search, Flickr30k's
- * models): run once in the row's place through the same run store, its records filling the row's
- * cells, its models loaded one at a time; under the rehearsal preset it rehearses its encoding.
+ * models, SentEval's transfer rows, the embedding geometry, notebook 00's pooling comparison): run
+ * once in the row's place through the same run store, its records filling the row's cells, its
+ * models loaded one at a time, an earlier training row's runs at hand (`trainedRuns`: the geometry
+ * of their best checkpoints); under the rehearsal preset it rehearses its encoding.
  * The plan decides the rehearsal from its preset and resolves the results directory once
  * (`resultsDir`): nothing it runs reads either from the environment again.
  */
@@ -397,7 +399,7 @@ export class Plan {
         // An evaluation costs its encoding only; the run store reuses a finished one.
         const again = evaluations.get(row.evaluation.identity);
         if (!again) evaluations.set(row.evaluation.identity, row.row);
-        rows.push([row.row, '', '', '', again ? `the same evaluation as '${again}' above` : `no training: ${row.evaluation.summary} (reused when it finished already)`]);
+        rows.push([row.row, '', '', '', again ? `the same evaluation as '${again}' above` : `no training: ${row.evaluation.summary} (${row.evaluation.recorded === false ? 'nothing recorded: measured again each run' : 'reused when it finished already'})`]);
         continue;
       }
       const r = this.recipeOf(row);
@@ -450,7 +452,7 @@ export class Plan {
     const matched = new Set<string>();
     const resultsDir = this.resultsDir;
     // The evaluation rows' models, one loaded at a time: rows over the same model share its load.
-    const slot = new ModelSlot(loadModelOrExplain, opts.log);
+    const slot = new ModelSlot((id) => loadModelOrExplain(id, { preset: this.o.preset }), opts.log);
     // A worker stopped by SIGTERM (a Slurm requeue, preemption, or the time limit's signal) ends its
     // training after the current step with a checkpoint, so the run resumes exactly where it stopped.
     const stop = selection && 'only' in selection ? new AbortController() : undefined;
@@ -593,6 +595,7 @@ export class Plan {
         details: this.rowDetails(row),
         paper: this.paperOf(row),
         load: (id, note) => slot.load(id, note),
+        trainedRuns: (training) => this.runs.filter((r) => r.row === training && r.run).map((r) => ({ seed: r.seed, run: r.run! })),
       });
       done.set(ev.identity, outcome);
     }

@@ -33,7 +33,7 @@ import { runStsSuite, TABLE2_AVERAGE, TABLE2_METRICS } from './sts-suite-run.js'
 import { table2PaperCells } from './tables/angle.js';
 import { promptEncoder, suiteSettings } from './trained-evaluation.js';
 import { promptFor } from '../embed/prompt-encoder.js';
-import { rehearseEncoding, rehearsing, stsSuiteTexts } from './rehearsal/encode.js';
+import { rehearseEncoding, stsSuiteTexts } from './rehearsal/encode.js';
 
 /** One way of evaluating a released checkpoint; `primary` is how its authors scored it. */
 export interface ReleasedVariant {
@@ -79,7 +79,7 @@ export interface Table2Options {
   experiment: string;
   resultsDir: string;
   dataDir?: string;
-  /** 'smoke' evaluates the stand-ins (see the file comment). */
+  /** 'smoke' evaluates the stand-ins (see the file comment); 'rehearsal' rehearses each variant's encoding instead of evaluating. */
   preset?: string;
   /** Under smoke, the stand-in of the released BERT checkpoints. */
   model: string;
@@ -130,8 +130,8 @@ async function evaluateOrExplain<T>(f: () => Promise<T>): Promise<T | string> {
 export async function evaluateReleased(entries: readonly ReleasedCheckpoint[], o: Table2Options): Promise<Table2Evaluation[]> {
   const out: Table2Evaluation[] = [];
   const log = o.log ?? (() => {});
-  if (rehearsing()) {
-    // The rehearsal preset: each variant's SentEval suite rehearsed at its real shapes (lib/experiments/rehearsal/encode.ts).
+  if (o.preset === 'rehearsal') {
+    // The rehearsal preset (the caller's, as smoke is): each variant's SentEval suite rehearsed at its real shapes (lib/experiments/rehearsal/encode.ts).
     const texts = stsSuiteTexts(o.dataDir);
     for (const e of entries) {
       for (const v of releasedVariants(e)) {

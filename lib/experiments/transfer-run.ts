@@ -12,7 +12,8 @@
  * names the file; bad embeddings name the task, split and row). Records go through the run store
  * (./run-store.ts): running the notebook again reuses a record with the same key (./run-evaluation.ts
  * `evaluationKey`: the embedding's identity, the path, its tasks, SentEval's seed and k) unless it
- * recorded failures (then the row is tried again).
+ * recorded failures (then the row is tried again). A notebook runs them as plan rows
+ * (./transfer-rows.ts), whose plan decides the rehearsal (model rows rehearse their encoding there).
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -35,7 +36,6 @@ import { InputError } from '../util/errors.js';
 import type { OpenedModel } from './evaluation-models.js';
 import { evaluationKey } from './run-evaluation.js';
 import { recordedRun, reusableRun, type StoreRequest } from './run-store.js';
-import { rehearsing } from './rehearsal/encode.js';
 
 /** One way of embedding the tasks' sentences (a row of the table). */
 export interface TransferRow {
@@ -150,12 +150,6 @@ export async function runTransferRows(o: RunTransferOptions): Promise<TransferRo
   const log = o.log ?? (() => {});
   const tasks = [...(o.tasks ?? SENTEVAL_TRANSFER_TASKS)];
   for (const t of tasks) transferTaskSpec(t);
-  if (rehearsing()) {
-    // The rehearsal preset rehearses model rows (./transfer-tables.ts runModelTransfer); a bag-of-words
-    // row averages word vectors on the host, no accelerator work to rehearse: it is not run.
-    log(`rehearsal: ${o.rows.map((r) => r.label).join(', ')}: word-vector averaging on the host, nothing to rehearse (not run)`);
-    return [];
-  }
   const seed = o.seed ?? 1111;
   const kfold = o.kfold ?? 10;
   const tasksOf = (p: TransferPath) => tasks.filter((t) => !p.tasks || p.tasks.includes(t));

@@ -1,23 +1,19 @@
 /**
- * What AnglE Table 6's notebook does with its rows (./transfer-run.ts), in one place: the work per
- * task (sentences, classifier fits per path), the GloVe row's vocabulary coverage, a model entry's
- * rows run with every pooling sharing one forward pass, the paper's cells each (row, path) fills,
+ * What AnglE Table 6's notebook shows of its rows (./transfer-run.ts, run as plan rows by
+ * ./transfer-rows.ts), in one place: the work per task (sentences, classifier fits per path), the
+ * GloVe row's vocabulary coverage, the paper's cells each (row, path) fills,
  * and the comparison tables — every row's accuracies, the two classifier paths on the same
  * embeddings, our time against SentEval's own.
  */
-import { sharedPoolingEncoders } from '../embed/encoder.js';
-import { parsePooling } from '../embed/pooling.js';
 import type { WordVectors } from '../eval/transfer/bow.js';
 import { pytorchRegs } from '../eval/transfer/pytorch-path.js';
 import { sklearnRegs } from '../eval/transfer/sklearn-path.js';
-import { SENTEVAL_TRANSFER_TASKS, transferTaskSpec } from '../eval/transfer/tasks.js';
+import { transferTaskSpec } from '../eval/transfer/tasks.js';
 import type { CellSource } from '../report/side-by-side.js';
 import type { SimpleTable } from '../util/table.js';
 import type { EvaluationDataStatus } from './evaluation-data.js';
-import { openModelEntry, type ModelEntry } from './evaluation-models.js';
 import { sentevalTimings, vocabularyCoverage } from './transfer-resources.js';
-import { rehearseEncoding, rehearsing, transferTexts } from './rehearsal/encode.js';
-import { modelTransferRow, runTransferRows, type RunTransferOptions, type TransferPath, type TransferRowRun } from './transfer-run.js';
+import type { TransferPath, TransferRowRun } from './transfer-run.js';
 
 /** SentEval's task names as the data registry names their data sets (MRPC's SentEval copy is SentEvalMRPC). */
 export function transferDatasetId(task: string): string {
@@ -54,42 +50,6 @@ export function vocabularyCoverageTable(wv: WordVectors, tasks: readonly string[
     columns: ['task', 'tokens', 'with a vector', 'sentences', 'no known word (zero vector)'],
     rows: vocabularyCoverage(wv, tasks, o).map((c) => [c.task, c.tokens, `${(c.tokenShare * 100).toFixed(1)}%`, c.sentences, c.sentencesWithoutKnownToken]),
   };
-}
-
-/**
- * A model entry's rows (one per pooling; a row without one embeds as the entry resolves it — a
- * released checkpoint with its authors' pooling), all sharing one forward pass per task; or why the
- * model cannot be opened here.
- */
-export async function runModelTransfer(
-  entry: ModelEntry,
-  rows: ReadonlyArray<{ pooling?: string; label: string; paperRow?: string }>,
-  o: Omit<RunTransferOptions, 'rows' | 'afterTask'>,
-): Promise<{ runs: TransferRowRun[]; unavailable?: string }> {
-  if (rehearsing()) {
-    // The rehearsal preset: the tasks' sentences encoded at their real shapes (lib/experiments/rehearsal/encode.ts), once for all poolings.
-    const tasks = [...(o.tasks ?? SENTEVAL_TRANSFER_TASKS)];
-    const r = await rehearseEncoding({ notebook: o.experiment, run: `${entry.label}: SentEval transfer tasks (${tasks.join(', ')})`, model: entry.model, texts: transferTexts(tasks, o.dataDir), batchSize: 64, resultsDir: o.resultsDir });
-    return { runs: [], unavailable: `rehearsed: ${r.status}${r.why ? ` (${r.why})` : ''} — see the rehearsal table` };
-  }
-  const m = await openModelEntry(entry);
-  if (!m.loaded) {
-    o.log?.(`${entry.label}: ${m.unavailable}`);
-    return { runs: [], unavailable: m.unavailable };
-  }
-  try {
-    const poolings = rows.map((r) => r.pooling ?? String(m.config!.pooling));
-    const shared = sharedPoolingEncoders(m.loaded, poolings.filter((p) => p !== 'sentence-transformers'));
-    const encoderOf = (p: string) => (p === 'sentence-transformers' ? m.encoder! : shared.encoders.get(parsePooling(p))!);
-    const runs = await runTransferRows({
-      ...o,
-      rows: rows.map((r, i) => modelTransferRow(m, encoderOf(poolings[i]), { ...r, pooling: poolings[i] })),
-      afterTask: () => shared.clear(),
-    });
-    return { runs };
-  } finally {
-    m.loaded.model.dispose();
-  }
 }
 
 /** The Table 6 cells (tasks and Avg.) each of a path's rows fills, or why a cell is empty. */

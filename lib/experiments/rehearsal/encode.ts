@@ -1,7 +1,8 @@
 /**
  * Rehearsing an evaluation — embedding a set of texts with a model — at the paper's shapes, as the
- * evaluation functions do under the `rehearsal` preset (the STS suite, Flickr30k, SentEval's
- * transfer tasks, the geometry measurements, prompt embeddings) instead of evaluating: the model at
+ * evaluations do under the `rehearsal` preset (the STS suite, Flickr30k, SentEval's transfer tasks,
+ * the geometry measurements, prompt embeddings) instead of evaluating — the plan (../plan.ts)
+ * decides that from its preset and asks each evaluation row to rehearse: the model at
  * its real size with random weights (./models.ts; a released checkpoint as the architecture it is
  * built on), its texts sorted longest first, one batch
  *
@@ -27,11 +28,6 @@ import { h100Calibration } from './calibration.js';
 import { FIT_BUDGET_BYTES, projectH100Seconds } from './projection.js';
 import type { RehearsalRow } from './summary.js';
 import { writeRehearsalRows } from './summary.js';
-
-/** Whether this process runs the `rehearsal` preset (the runner sets ANGLE_PRESET). */
-export function rehearsing(env: NodeJS.ProcessEnv = process.env): boolean {
-  return envConfig(env).preset === 'rehearsal';
-}
 
 /**
  * The model a rehearsal stands in for `id`: itself when it can be had, else the architecture a
