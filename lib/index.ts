@@ -9,12 +9,12 @@
  *   const enc = new angle.embed.PooledSentenceEncoder(m, { pooling: 'cls' });
  *   const r = await angle.eval.stsEvaluator(angle.data.loadStsBenchmark('test')).evaluate(enc);
  *
- * Curated: models, embed, llm, report and notebook export what the notebooks and the docs use, no
- * more (test/public-surface.test.ts checks every `angle.<area>.<name>` they write is here, and that
- * these areas export nothing else); the rest of lib/ is internal. hub, losses, data, eval, paper and
- * experiments still export their folder's whole barrel (scripts and tests import the first five
- * too). The commands (scripts/) and tests import lib's files directly; golden parity checks
- * (lib/parity) and the notebook runner (scripts/notebooks) are not part of it.
+ * Curated: experiments, models, embed, llm, report and notebook export what the notebooks and the
+ * docs use, no more (test/public-surface.test.ts checks every `angle.<area>.<name>` they write is
+ * here, and that these areas export nothing else); the rest of lib/ is internal. hub, losses, data,
+ * eval and paper still export their folder's whole barrel, which scripts and tests import too. The
+ * commands (scripts/) and tests import lib's files directly; golden parity checks (lib/parity) and
+ * the notebook runner (scripts/notebooks) are not part of it.
  */
 export { tf, initBackend, activeBackend, BACKEND_NAMES, type BackendName, type BackendInfo } from './backend/index.js';
 export { loadModel } from './models/auto.js';

@@ -16,7 +16,7 @@ import { countNames, libraryPaths, lookUp, notebookCode, surfaceOf, type Surface
 const ROOT = packageRoot();
 const NOTEBOOK_DIRS = ['notebooks', 'test/fixtures/plan-notebooks', 'test/fixtures/figures-notebook', 'test/fixtures/notebooks'];
 /** The areas whose barrel exports only what notebooks and docs use (lib/index.ts says which). */
-const CURATED = ['models', 'embed', 'llm', 'report', 'notebook'];
+const CURATED = ['experiments', 'models', 'embed', 'llm', 'report', 'notebook'];
 
 /** Every library path used, with where (file) it is written. */
 function usedPaths(): Array<{ path: string[]; where: string }> {
