@@ -11,10 +11,11 @@
  *
  * Curated: experiments, models, embed, llm, report and notebook export what the notebooks and the
  * docs use, no more (test/public-surface.test.ts checks every `angle.<area>.<name>` they write is
- * here, and that these areas export nothing else); the rest of lib/ is internal. hub, losses, data,
- * eval and paper still export their folder's whole barrel, which scripts and tests import too. The
- * commands (scripts/) and tests import lib's files directly; golden parity checks (lib/parity) and
- * the notebook runner (scripts/notebooks) are not part of it.
+ * here, and that these areas export nothing else); the rest of lib/ is internal. data, eval and
+ * paper still export their folder's whole barrel, which scripts and tests import too; hub, losses
+ * and train, which no notebook uses, are not here. The commands (scripts/) and tests import lib's
+ * files directly; golden parity checks (lib/parity) and the notebook runner (scripts/notebooks) are
+ * not part of it.
  */
 export { tf, initBackend, activeBackend, BACKEND_NAMES, type BackendName, type BackendInfo } from './backend/index.js';
 export { loadModel } from './models/auto.js';
@@ -22,11 +23,9 @@ export { envConfig, type EnvConfig } from './config.js';
 export { InputError, UnavailableError, UnknownNameError } from './util/errors.js';
 export { Progress } from './util/progress.js';
 
-export * as hub from './hub/index.js';
 export * as models from './models/index.js';
 export * as llm from './llm/index.js';
 export * as embed from './embed/index.js';
-export * as losses from './losses/index.js';
 export * as eval from './eval/index.js';
 export * as data from './data/index.js';
 export * as report from './report/index.js';

@@ -44,7 +44,7 @@ test('every angle.<area>.<name> the notebooks and docs use is exported by lib/in
   console.log(`public surface: ${countNames(surface)} names exported by lib/index.ts; ${new Set(used.map((u) => u.path.join('.'))).size} paths used`);
 });
 
-test('the curated areas export nothing the notebooks and docs do not use', () => {
+test('the curated areas export nothing the notebooks and docs do not use, and lib/index.ts no area they do not use', () => {
   const surface = surfaceOf(join(ROOT, 'lib', 'index.ts')) as Surface;
   const used = new Set(usedPaths().map(({ path }) => path.slice(0, 2).join('.')));
   const unused = CURATED.flatMap((area) => {
@@ -53,4 +53,7 @@ test('the curated areas export nothing the notebooks and docs do not use', () =>
     return [...names.keys()].filter((n) => !used.has(`${area}.${n}`)).map((n) => `angle.${area}.${n}`);
   });
   assert.deepEqual(unused, [], 'exported by a curated barrel but used by no notebook or doc: drop it from the barrel (lib, scripts and tests import the file itself)');
+  const areas = new Set(usedPaths().map(({ path }) => path[0]));
+  const unusedAreas = [...surface].filter(([name, v]) => v !== true && !areas.has(name)).map(([name]) => `angle.${name}`);
+  assert.deepEqual(unusedAreas, [], 'a namespace of lib/index.ts that no notebook or doc uses: leave it out (its folder is internal)');
 });
