@@ -200,8 +200,21 @@ const MODULE_BYTES = new Uint8Array([
 
 // --- the kernels ----------------------------------------------------------------------------------
 
+/** The part of the WebAssembly API used here (the project's TypeScript lib has no DOM types, and @types/node declares little of it). */
+interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+  grow(pages: number): number;
+}
+interface WasmApi {
+  validate(bytes: Uint8Array): boolean;
+  Memory: new (descriptor: { initial: number }) => WasmMemory;
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object, imports: object) => { exports: Record<string, unknown> };
+}
+const wasmApi = (globalThis as unknown as { WebAssembly?: WasmApi }).WebAssembly;
+
 interface Instance {
-  memory: WebAssembly.Memory;
+  memory: WasmMemory;
   scores: (xp: number, theta: number, out: number, blocks: number, d: number, B: number) => void;
   xtr: (xr: number, r: number, grad: number, blocks: number, d: number, B: number) => void;
 }
@@ -212,9 +225,9 @@ let generation = 0;
 function load(): Instance | null {
   if (instance !== undefined) return instance;
   try {
-    if (typeof WebAssembly !== 'object' || !WebAssembly.validate(MODULE_BYTES)) return (instance = null);
-    const memory = new WebAssembly.Memory({ initial: 1 });
-    const inst = new WebAssembly.Instance(new WebAssembly.Module(MODULE_BYTES), { env: { memory } });
+    if (!wasmApi || !wasmApi.validate(MODULE_BYTES)) return (instance = null);
+    const memory = new wasmApi.Memory({ initial: 1 });
+    const inst = new wasmApi.Instance(new wasmApi.Module(MODULE_BYTES), { env: { memory } });
     const ex = inst.exports as unknown as Pick<Instance, 'scores' | 'xtr'>;
     instance = { memory, scores: ex.scores, xtr: ex.xtr };
   } catch {
