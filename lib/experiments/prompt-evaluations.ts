@@ -42,7 +42,7 @@ import type { SimpleTable } from '../util/table.js';
 import type { PlanCell } from './plan.js';
 import { serveLlmCommand, vllmEmbeddingCommand, type PromptEmbeddingRoute } from './prompt-embedding-route.js';
 import { truncateSentence } from './prompted-task.js';
-import { runEvaluation } from './run-evaluation.js';
+import { runEvaluation, type RunEvaluationOptions } from './run-evaluation.js';
 import { PROMPTEOL_ICL_DEMONSTRATIONS, promptEolEncoderSettings, type PromptEolTable1Model } from './tables/prompteol.js';
 
 export interface PromptRow {
@@ -125,6 +125,31 @@ export function inProcessPromptEncoder(
 }
 
 /**
+ * One prompt row evaluated (or reused) with the encoder built for it, in-process or through an
+ * endpoint: the record keys on the model, the encoder's settings and the evaluator, and keeps the
+ * row's paper numbers and `details` (where it was embedded).
+ */
+async function evaluatePromptRow(
+  row: PromptRow,
+  built: { model: RunEvaluationOptions['model']; encoder: SentenceEncoder; config: Record<string, unknown> },
+  o: RowRunOptions,
+  details: Record<string, unknown>,
+): Promise<{ label: string; run: LoadedRun; status: string }> {
+  const r = await runEvaluation({
+    label: row.label,
+    ...built,
+    evaluator: o.evaluator,
+    experiment: o.experiment,
+    resultsDir: o.resultsDir,
+    force: o.force,
+    log: o.log,
+    ...paperOf(row),
+    details: { ...o.details, tableRow: row.label, ...details },
+  });
+  return { label: row.label, run: r.run, status: r.status };
+}
+
+/**
  * Evaluates (or reuses) each row on `evaluator` with the decoder, when it is loaded (none: no row
  * runs). With `fitToContext` (stand-ins only) sentences too
  * long for the model's context are cut (see `fitSentencesToContext`), and the record says so.
@@ -139,21 +164,8 @@ export async function evaluatePromptRows(
   const loaded = decoder.loaded;
   if (!loaded) return out;
   for (const row of rows) {
-    const { encoder, config } = inProcessPromptEncoder(loaded, row.demonstrations, o);
-    const r = await runEvaluation({
-      label: row.label,
-      model: loaded,
-      encoder,
-      config,
-      evaluator: o.evaluator,
-      experiment: o.experiment,
-      resultsDir: o.resultsDir,
-      force: o.force,
-      log: o.log,
-      ...paperOf(row),
-      details: { ...o.details, tableRow: row.label, ...(o.standIn ? { standIn: o.standIn } : {}) },
-    });
-    out.push({ label: row.label, run: r.run, status: r.status });
+    const built = { model: loaded, ...inProcessPromptEncoder(loaded, row.demonstrations, o) };
+    out.push(await evaluatePromptRow(row, built, o, o.standIn ? { standIn: o.standIn } : {}));
   }
   return out;
 }
@@ -219,22 +231,8 @@ export async function evaluatePromptRowsThroughEndpoint(
   }
   const runs: Array<{ label: string; run: LoadedRun; status: string }> = [];
   for (const row of rows) {
-    const { model, encoder, config } = endpointPromptEncoder(route, row.demonstrations, o);
     try {
-      const r = await runEvaluation({
-        label: row.label,
-        model,
-        encoder,
-        config,
-        evaluator: o.evaluator,
-        experiment: o.experiment,
-        resultsDir: o.resultsDir,
-        force: o.force,
-        log: o.log,
-        ...paperOf(row),
-        details: { ...o.details, tableRow: row.label, endpoint: new URL(route.baseURL).host, servedModel: route.model },
-      });
-      runs.push({ label: row.label, run: r.run, status: r.status });
+      runs.push(await evaluatePromptRow(row, endpointPromptEncoder(route, row.demonstrations, o), o, { endpoint: new URL(route.baseURL).host, servedModel: route.model }));
     } catch (e) {
       if (!(e instanceof GenerationError)) throw e;
       return { runs, why: `the endpoint failed on ${row.label}: ${firstLine(e)}` };
