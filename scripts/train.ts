@@ -30,6 +30,8 @@ import { POOLING_STRATEGIES } from '../lib/embed/pooling.js';
 import { paperBackendWarning } from '../lib/notebook/paper-backend-warning.js';
 import { newRunId, runRecordPath } from '../lib/report/run-record.js';
 import { portablePath } from '../lib/report/training-record.js';
+import { TRAINING_PRECISIONS } from '../lib/backend/training-precision.js';
+import { ATTENTION_KINDS } from '../lib/models/types.js';
 import { OBJECTIVE_NAMES } from '../lib/train/objective.js';
 import { SCHEDULE_NAMES } from '../lib/train/schedule.js';
 import { InputError, UnknownNameError } from '../lib/util/errors.js';
@@ -80,6 +82,9 @@ function options(r: Recipe) {
     seed: { type: 'string', value: '<n>', help: 'data order and dropout masks', default: from(c.seed ?? 42, 'seed') },
     'eval-every': { type: 'string', value: '<n|epoch>', help: 'dev evaluation every n steps or every epoch', default: from(c.evalEvery ?? 'end of the run', 'evalEvery') },
     'checkpoint-every': { type: 'string', value: '<n>', help: 'write a resumable checkpoint every n steps', default: from(c.checkpointEvery ?? 50, 'checkpointEvery') },
+    precision: { type: 'string', value: TRAINING_PRECISIONS.join('|'), help: "matmul precision: tf32 (float32 off cuda), bf16 or fp16 inputs with fp32 accumulation (emulated on cpu and wasm by rounding the inputs); weights, AdamW state, LayerNorm, softmax and the loss stay float32", default: from(c.precision ?? 'tf32', 'precision') },
+    attention: { type: 'string', value: ATTENTION_KINDS.join('|'), help: "plain; blocked (key blocks with an online softmax, no [T, T] scores kept); fused (one kernel forward and backward on cuda, plain elsewhere)", default: from(c.attention ?? 'plain', 'attention') },
+    checkpointing: { type: 'string', value: 'on|off', help: "recompute each layer in the backward pass instead of keeping its activations (same gradients, one more forward)", default: from(c.checkpointing ? 'on' : 'off', 'checkpointing') },
     'step-graphs': { type: 'string', value: 'on|off|<lengths>', help: 'record each fixed-shape step once and replay it as one CUDA graph launch (cuda; elsewhere steps run eagerly, said once); <lengths>, e.g. 32,64,128, also pads batches up to the first length that holds them so they share graphs', default: from(c.stepGraphs === undefined ? 'off' : c.stepGraphs, 'stepGraphs') },
     limit: { type: 'string', value: '<n>', help: 'use only the first n training examples', default: "all (the smoke preset's is 256)" },
     'run-dir': { type: 'string', value: '<dir>', help: 'checkpoints and the best model', default: '<results>/<experiment>/runs/<run id>' },
@@ -125,6 +130,12 @@ function ibnPositives(v: string | undefined): IbnPositives | undefined {
   const m = /^threshold=(.+)$/.exec(v);
   if (m && Number.isFinite(Number(m[1]))) return { threshold: Number(m[1]) };
   throw new UnknownNameError('--ibn-positives rule', v, ['binary', 'angle-int', 'threshold=<number>']);
+}
+
+/** A flag whose value is one of `names` (a usage error naming them otherwise). */
+function oneOf<T extends string>(flag: string, v: string, names: readonly T[]): T {
+  if ((names as readonly string[]).includes(v)) return v as T;
+  throw new UsageError(`--${flag} expects one of ${names.join(', ')}; got '${v}'`);
 }
 
 /** --step-graphs on|off|<lengths>: the trainer's stepGraphs. */
@@ -217,6 +228,9 @@ function flagOverrides(r: Recipe, v: Values): RecipeOverrides {
   if (v['eval-every'] !== undefined) o.evalEvery = v['eval-every'] === 'epoch' ? 'epoch' : number('eval-every', v['eval-every'], true);
   set('checkpointEvery', number('checkpoint-every', v['checkpoint-every'], true));
   set('stepGraphs', stepGraphs(v['step-graphs']));
+  if (v.precision !== undefined) o.precision = oneOf('precision', v.precision, TRAINING_PRECISIONS);
+  if (v.attention !== undefined) o.attention = oneOf('attention', v.attention, ATTENTION_KINDS);
+  if (v.checkpointing !== undefined) o.checkpointing = oneOf('checkpointing', v.checkpointing, ['on', 'off'] as const) === 'on';
   return o;
 }
 

@@ -122,10 +122,13 @@ describe('bad input: one line, the right exit code', { skip, concurrency: false 
     const t = npm(['train', '--', '--task', 'sts-b']);
     assert.equal(t.code, 2);
     oneLine(t, /^train: unknown task 'sts-b': expected one of stsb, sick, mrpc, qnli, qqp, gis, nli, nli-pairs, wiki1m \(see --help\)$/);
+    const p = npm(['train', '--', '--task', 'stsb', '--precision', 'fp8']);
+    assert.equal(p.code, 2);
+    oneLine(p, /^train: --precision expects one of tf32, bf16, fp16; got 'fp8' \(see --help\)$/);
   });
 
   test('a flag changes the value it names and nothing else; a warmup longer than a short run is accepted (as HF does)', () => {
-    const r = npm(['train', '--', '--task', 'stsb', '--max-steps', '3', '--weights', 'angle=2', '--experiment', 'train-flags']);
+    const r = npm(['train', '--', '--task', 'stsb', '--max-steps', '3', '--weights', 'angle=2', '--precision', 'bf16', '--attention', 'fused', '--checkpointing', 'on', '--experiment', 'train-flags']);
     assert.equal(r.code, 0, r.err + r.out);
     const dir = join(repo, 'results', 'smoke', 'train-flags');
     const record = readdirSync(dir).find((f) => /^\d{4}-.*\.json$/.test(f) && !f.endsWith('.predictions.json'))!;
@@ -133,6 +136,9 @@ describe('bad input: one line, the right exit code', { skip, concurrency: false 
     // The recipe's other weights, taus, graded labels' int cast and ISP detection are untouched.
     assert.deepEqual(config.objective, { name: 'angle', loss: { preset: 'paper', weights: { cosine: 1, ibn: 1, angle: 2 }, taus: { cosine: 20, ibn: 20, angle: 1 }, ibnPositives: 'angle-int', duplicates: 'positive' } });
     assert.equal(config.maxSteps, 3);
+    assert.equal(config.precision, 'bf16');
+    assert.equal(config.attention, 'fused');
+    assert.equal(config.checkpointing, true);
     const card = execFileSync('cat', [join(dir, record.replace(/\.json$/, '.md'))], { encoding: 'utf8' });
     // The run card lists what the flags changed against the recipe.
     assert.match(card, /\| `objective\.loss\.weights\.angle` \| 1 \| 2 \|/);
@@ -141,7 +147,7 @@ describe('bad input: one line, the right exit code', { skip, concurrency: false 
   test('--help lists every flag with its default and where the default comes from', () => {
     const r = npm(['train', '--', '--help']);
     assert.equal(r.code, 0);
-    for (const flag of ['--task', '--preset', '--weights', '--ibn-positives', '--duplicates', '--lr', '--resume', '--resume-if-possible']) assert.match(r.out, new RegExp(`\\s${flag}\\b`), flag);
+    for (const flag of ['--task', '--preset', '--weights', '--ibn-positives', '--duplicates', '--lr', '--precision', '--attention', '--checkpointing', '--step-graphs', '--resume', '--resume-if-possible']) assert.match(r.out, new RegExp(`\\s${flag}\\b`), flag);
     assert.match(r.out, /--lr <x>\s+peak learning rate \[default: 0\.00001 \(AnglE train_angle\.py defaults at SeanLee97\/AnglE@4428ff1/);
   });
 

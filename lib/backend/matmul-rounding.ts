@@ -16,16 +16,21 @@ const MATMUL_KERNELS = [tf.BatchMatMul, tf._FusedMatMul];
 
 type KernelArgs = Parameters<tf.KernelFunc>[0];
 
+/**
+ * What every tfjs backend has (KernelBackend): read, write and dispose data. Not makeTensorInfo /
+ * disposeIntermediateTensorInfo, which the cpu backend has and the wasm backend (the smoke preset's)
+ * lacks: `npm run train --precision bf16` failed there with "makeTensorInfo is not a function".
+ */
 interface RoundingBackend {
   readSync(dataId: object): tf.backend_util.BackendValues;
-  makeTensorInfo(shape: number[], dtype: tf.DataType, values?: tf.backend_util.BackendValues): tf.TensorInfo;
-  disposeIntermediateTensorInfo(t: tf.TensorInfo): void;
+  write(values: tf.backend_util.BackendValues, shape: number[], dtype: tf.DataType): object;
+  disposeData(dataId: object, force?: boolean): boolean;
 }
 
-/** A float32 copy of `t` rounded to `precision` (the caller disposes it). */
+/** A float32 copy of `t` rounded to `precision` (the caller disposes it with disposeData). */
 function roundedCopy(backend: RoundingBackend, t: tf.TensorInfo, precision: HalfPrecision): tf.TensorInfo {
   const values = Float32Array.from(backend.readSync(t.dataId) as Float32Array);
-  return backend.makeTensorInfo(t.shape, 'float32', roundArrayTo(precision, values));
+  return { dataId: backend.write(roundArrayTo(precision, values), t.shape, 'float32'), shape: t.shape, dtype: 'float32' };
 }
 
 /** Runs `fn` with every matmul of the active backend rounding its inputs to `precision` first. */
@@ -46,8 +51,8 @@ export async function withMatmulInputRounding<T>(precision: HalfPrecision, fn: (
         try {
           return orig.kernelFunc({ ...args, inputs: { ...args.inputs, a: ra, b: rb } });
         } finally {
-          backend.disposeIntermediateTensorInfo(ra);
-          backend.disposeIntermediateTensorInfo(rb);
+          backend.disposeData(ra.dataId);
+          backend.disposeData(rb.dataId);
         }
       },
     });

@@ -72,7 +72,8 @@ export interface ForwardOptions {
  * or 'fused' (lib/ops/fused-attention.ts: one kernel forward and one backward on cuda, flash-style,
  * no [T, S] tensor kept; plain attention with the same dropout rule elsewhere).
  */
-export type AttentionKind = 'plain' | 'blocked' | 'fused';
+export const ATTENTION_KINDS = ['plain', 'blocked', 'fused'] as const;
+export type AttentionKind = (typeof ATTENTION_KINDS)[number];
 
 export interface ModelOutput {
   /** [batch, seq, hidden]: the last layer's output (after the final norm, for decoders). */

@@ -26,7 +26,7 @@ import { PooledSentenceEncoder } from '../embed/encoder.js';
 import { poolingModuleOf } from '../embed/pooling-module.js';
 import { parsePooling, type Pooling } from '../embed/pooling.js';
 import type { EvaluationResult, Evaluator } from '../eval/evaluator.js';
-import type { LoadedModel } from '../models/types.js';
+import { ATTENTION_KINDS, type AttentionKind, type LoadedModel } from '../models/types.js';
 import { loadModel } from '../models/auto.js';
 import { teacherLookup, type TeacherOptions, type TeacherVectors } from '../losses/teacher-alignment.js';
 import { InputError, UnknownNameError } from '../util/errors.js';
@@ -106,9 +106,11 @@ export interface TrainerConfig {
   checkpointing?: boolean;
   /**
    * 'blocked': attention over key blocks with an online softmax, recomputed in backward, keeping
-   * no [T, T] scores (lib/ops/blocked-attention.ts; dropout masks drawn per block); default 'plain'.
+   * no [T, T] scores (lib/ops/blocked-attention.ts; dropout masks drawn per block); 'fused': each
+   * layer's attention forward and backward as one kernel on cuda (lib/ops/fused-attention.ts; plain
+   * attention on the other backends); default 'plain'.
    */
-  attention?: 'plain' | 'blocked';
+  attention?: AttentionKind;
   /**
    * Matmul precision (lib/backend/training-precision.ts): 'tf32' (default; float32 off cuda), 'bf16'
    * or 'fp16' (on cuda tensor cores on 16-bit-rounded inputs with float32 accumulation; on cpu the
@@ -272,7 +274,7 @@ export class Trainer {
     if (c.checkpointEvery !== undefined && !o.runDir) throw new InputError(`checkpointEvery needs a runDir to write checkpoints into`);
     if (c.maxGradNorm !== undefined && !(c.maxGradNorm > 0)) throw new InputError(`maxGradNorm must be > 0, got ${c.maxGradNorm}`);
     if (c.dropout !== undefined && !(c.dropout >= 0 && c.dropout < 1)) throw new InputError(`dropout must be in [0, 1), got ${c.dropout}`);
-    if (c.attention !== undefined && c.attention !== 'plain' && c.attention !== 'blocked') throw new UnknownNameError('attention', String(c.attention), ['plain', 'blocked']);
+    if (c.attention !== undefined && !(ATTENTION_KINDS as readonly string[]).includes(c.attention)) throw new UnknownNameError('attention', String(c.attention), [...ATTENTION_KINDS]);
     if (c.precision !== undefined) parseTrainingPrecision(c.precision);
     if (c.stepGraphs !== undefined && typeof c.stepGraphs !== 'boolean') new StepGraphs(c.stepGraphs).dispose();
     const model = o.model.model;
@@ -337,8 +339,9 @@ export class Trainer {
       dropLast: c.dropLast ?? false,
       dropout: c.dropout ?? null,
       data: { name: this.o.train.name, kind: this.o.train.kind, n: this.o.train.items.length },
-      // Blocked attention draws other dropout masks; checkpointing changes no number, so it is not here.
-      ...(c.attention === 'blocked' ? { attention: c.attention } : {}),
+      // Blocked attention draws other dropout masks, fused attention rounds otherwise on cuda;
+      // checkpointing changes no number, so it is not here.
+      ...(c.attention === 'blocked' || c.attention === 'fused' ? { attention: c.attention } : {}),
       // Bucketed lengths pad batches (numbers equal up to rounding); step graphs alone change no number.
       ...(typeof c.stepGraphs === 'object' && c.stepGraphs.bucketLengths?.length ? { stepGraphBuckets: c.stepGraphs.bucketLengths } : {}),
       // 16-bit matmuls change the numbers; TF32 (the default) is left out so older checkpoints resume.

@@ -17,6 +17,7 @@ import type { AdaptableModel } from '../../lib/models/adapters/types.js';
 import { architectureOfConfig, defaultPoolingOf } from '../../lib/models/architectures.js';
 import { KNOWN_CONFIGS, modelFromConfig, type KnownModel } from '../../lib/models/model-from-config.js';
 import type { BaseStorage } from '../../lib/ops/frozen-linear.js';
+import type { AttentionKind } from '../../lib/models/types.js';
 import { AdamW } from '../../lib/train/adamw.js';
 import type { TrainingBatch } from '../../lib/train/batching.js';
 import { bindObjective } from '../../lib/train/objective.js';
@@ -37,7 +38,7 @@ export interface TrainConfig {
   baseStorage?: BaseStorage;
   doubleQuant?: boolean;
   checkpointing?: boolean;
-  attention?: 'plain' | 'blocked';
+  attention?: AttentionKind;
   /** cuda matmul precision for the speed step. */
   precision?: 'tf32' | 'fp32';
   /**
@@ -78,6 +79,8 @@ export function speedConfigs(): TrainConfig[] {
   }
   // The trainer's step graphs (issue 39) beside the eager rows above: one graph launch a step.
   for (const [examples, length] of [[32, 64], [128, 64]] as const) out.push({ name: `bert-base ${examples}x${length} lean tf32 +step-graphs`, model: BERT, examples, length, kind: 'pairs', precision: 'tf32', stepGraphs: true });
+  // The fused attention kernel in training (issue 39 item 3) on top: forward and backward one kernel a layer.
+  out.push({ name: 'bert-base 128x64 lean tf32 +fused-attention +step-graphs', model: BERT, examples: 128, length: 64, kind: 'pairs', precision: 'tf32', attention: 'fused', stepGraphs: true });
   return out;
 }
 
