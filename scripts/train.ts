@@ -18,7 +18,7 @@
 import { appendFileSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { initBackend } from '../lib/backend/index.js';
-import { envConfig, locateDataDir, locateSharedDir, type Located } from '../lib/config.js';
+import { envConfig, locateDataDir, locateSharedDir, resolveResultsDir, type Located } from '../lib/config.js';
 import { isPresetName, presetByName, presetVariables, PRESET_NAMES, type Preset } from '../lib/experiments/presets.js';
 import { applyOverrides, COMMAND_LINE, type RecipeOverrides } from '../lib/experiments/overrides.js';
 import { defaultRecipe, recipe as recipeByName, RECIPE_NAMES } from '../lib/experiments/recipes/index.js';
@@ -275,7 +275,8 @@ function plan(v: Values): Plan {
   const modelId = v.model ?? envConfig().model ?? p.model;
   if (!modelId) throw new UsageError('no model: pass --model <dir or hub id>, set ANGLE_MODEL, or use a preset');
   const data = v.data !== undefined || envConfig().dataDir !== undefined || !p.data ? locateDataDir(v.data) : p.data;
-  const resultsDir = resolve(v.results ?? process.env.ANGLE_RESULTS_DIR?.trim() ?? p.resultsDir ?? envConfig().resultsDir);
+  // --results, else ANGLE_RESULTS_DIR (a blank one counts as unset), else the preset's folder, else results/.
+  const resultsDir = resolveResultsDir(v.results ?? (process.env.ANGLE_RESULTS_DIR?.trim() || p.resultsDir));
   const experiment = v.experiment ?? `train-${t.name}`;
   runRecordPath(experiment, 'preflight', resultsDir); // the experiment name must be a file name
   const runDir = resolve(v['run-dir'] ?? join(resultsDir, experiment, 'runs', newRunId()));

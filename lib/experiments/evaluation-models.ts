@@ -12,7 +12,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { envConfig } from '../config.js';
+import { resolveResultsDir } from '../config.js';
 import { PooledSentenceEncoder } from '../embed/encoder.js';
 import { poolingModuleOf } from '../embed/pooling-module.js';
 import { parsePooling } from '../embed/pooling.js';
@@ -74,7 +74,7 @@ export async function openModelEntry(entry: ModelEntry, opts: OpenModelOptions =
   let loaded: LoadedModel;
   try {
     loaded = released
-      ? await loadReleasedModel(released, { workDir: opts.workDir ?? join(resolve(envConfig().resultsDir), 'released-models') })
+      ? await loadReleasedModel(released, { workDir: opts.workDir ?? join(resolveResultsDir(), 'released-models') })
       : await loadModel(entry.model);
   } catch (e) {
     if (e instanceof UnavailableError) {

@@ -35,9 +35,9 @@
  * (`resultsDir`): nothing it runs reads either from the environment again.
  */
 import { existsSync, mkdirSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { join, relative } from 'node:path';
 import { activeBackend } from '../backend/index.js';
-import { envConfig } from '../config.js';
+import { resolveResultsDir } from '../config.js';
 import { ensureDataset } from '../data/ensure.js';
 import type { Evaluator } from '../eval/evaluator.js';
 import type { PaperCell } from '../report/run-record.js';
@@ -209,7 +209,7 @@ export class Plan {
     readonly o: PlanOptions,
     private readonly rowData: Map<PlanRow, RowData>,
   ) {
-    this.resultsDir = resolve(o.resultsDir ?? envConfig().resultsDir);
+    this.resultsDir = resolveResultsDir(o.resultsDir);
     // Every row's recipe with the overrides applied, once: an override that applies to no row throws here, in the plan's cell.
     const runnable = rows.filter((r) => r.recipe);
     const scale = scaleOf(o.preset);

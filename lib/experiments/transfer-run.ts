@@ -17,8 +17,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { envConfig } from '../config.js';
+import { resolveResultsDir } from '../config.js';
 import type { SentenceEncoder } from '../embed/types.js';
 import { readWordVectors } from '../eval/transfer/bow.js';
 import { batcherFromEncoder, bowBatcher, embedTask, type TaskMatrices, type TransferBatcher } from '../eval/transfer/embed-task.js';
@@ -146,7 +145,7 @@ export function transferRecordDetails(run: LoadedRun): { tasks: TaskOutcome[]; f
 
 /** Evaluates (or reuses) every row with every path; see the file comment. */
 export async function runTransferRows(o: RunTransferOptions): Promise<TransferRowRun[]> {
-  const resultsDir = resolve(o.resultsDir ?? envConfig().resultsDir);
+  const resultsDir = resolveResultsDir(o.resultsDir);
   const log = o.log ?? (() => {});
   const tasks = [...(o.tasks ?? SENTEVAL_TRANSFER_TASKS)];
   for (const t of tasks) transferTaskSpec(t);

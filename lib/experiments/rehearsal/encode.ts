@@ -13,11 +13,10 @@
  *    (once per process for a model and batch shape: the released BERTs share one architecture);
  * 3. every text of the evaluation at the H100's projected rate (FLOPs at the measured MFU).
  */
-import { resolve } from 'node:path';
 import { tf } from '../../backend/index.js';
 import { trackTensorMemory } from '../../backend/memory-tracking.js';
 import { measurePeakBytes } from '../../backend/shape-only/index.js';
-import { envConfig } from '../../config.js';
+import { resolveResultsDir } from '../../config.js';
 import { STS_TASKS } from '../../data/registry.js';
 import { loadStsTask } from '../../data/sts.js';
 import { prepareTransferTask } from '../../eval/transfer/tasks.js';
@@ -145,7 +144,7 @@ export async function rehearseEncoding(o: RehearseEncodingOptions): Promise<Rehe
   } catch (e) {
     row = { ...base, instantiated: '', length: 0, data: '', stepSeconds: null, backend: tf.getBackend(), peakBytes: 0, projectedPeakBytesH100: 0, projectedHoursH100: 0, timeBasis: '', fits80GB: false, status: 'failed', why: (e as Error).message.split('\n')[0] };
   }
-  writeRehearsalRows(resolve(o.resultsDir ?? envConfig().resultsDir), o.notebook, [row]);
+  writeRehearsalRows(resolveResultsDir(o.resultsDir), o.notebook, [row]);
   return row;
 }
 
