@@ -22,6 +22,17 @@ export const SIMCSE_SOURCES = {
   schedule: "SimCSE trains through HF's Trainer: linear decay, no warmup",
 } as const;
 
+/** Where the supervised recipes' run settings come from: SimCSE's supervised script, its schedule and seed. */
+const SUPERVISED_RUN_SOURCES = {
+  maxLength: SIMCSE_SOURCES.sup,
+  batchSize: SIMCSE_SOURCES.sup,
+  epochs: SIMCSE_SOURCES.sup,
+  lr: SIMCSE_SOURCES.sup,
+  schedule: SIMCSE_SOURCES.schedule,
+  warmupSteps: SIMCSE_SOURCES.schedule,
+  seed: SIMCSE_SOURCES.seed,
+} as const;
+
 /**
  * SimCSE-BERT on a task's positive pairs (AnglE Table 3's baseline row; the paper notes pair data
  * gives SimCSE no hard negatives): supervised InfoNCE with in-batch negatives.
@@ -39,13 +50,7 @@ export function simcseBert(t: TaskName): Recipe {
         objective: SIMCSE_SOURCES.sup,
         positivesOnly: graded ? `${SOURCES.ours}: STS pairs scored ≥ 4 of 5 are SimCSE's positives` : 'label-1 pairs are the positives',
         pooling: `${SIMCSE_SOURCES.sup} (SimCSE adds an MLP over [CLS] in training; plain cls here)`,
-        maxLength: SIMCSE_SOURCES.sup,
-        batchSize: SIMCSE_SOURCES.sup,
-        epochs: SIMCSE_SOURCES.sup,
-        lr: SIMCSE_SOURCES.sup,
-        schedule: SIMCSE_SOURCES.schedule,
-        warmupSteps: SIMCSE_SOURCES.schedule,
-        seed: SIMCSE_SOURCES.seed,
+        ...SUPERVISED_RUN_SOURCES,
         evalEvery: `${SOURCES.ours}: evaluated every epoch, best dev checkpoint tested, as the other rows`,
         checkpointEvery: SOURCES.resumable(50),
       },
@@ -64,13 +69,7 @@ export function simcseNliSup(): Recipe {
       {
         objective: SIMCSE_SOURCES.sup,
         pooling: `${SIMCSE_SOURCES.sup} (SimCSE trains an MLP over [CLS] and saves it as BERT's pooler; plain cls here)`,
-        maxLength: SIMCSE_SOURCES.sup,
-        batchSize: SIMCSE_SOURCES.sup,
-        epochs: SIMCSE_SOURCES.sup,
-        lr: SIMCSE_SOURCES.sup,
-        schedule: SIMCSE_SOURCES.schedule,
-        warmupSteps: SIMCSE_SOURCES.schedule,
-        seed: SIMCSE_SOURCES.seed,
+        ...SUPERVISED_RUN_SOURCES,
         evalEvery: "SimCSE's run_sup_example.sh: STS-B dev every 125 steps, best checkpoint kept",
         checkpointEvery: SOURCES.resumable(125),
       },
