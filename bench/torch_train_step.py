@@ -3,7 +3,9 @@
 BERT-base random init (transformers BertModel(BertConfig()) when transformers is installed, else a
 self-contained BERT with the same layers), model.train() (dropout 0.1), [CLS] pooling, the AnglE
 cosine (CoSENT) objective with tau 20 on a zigzag batch of random token ids and random 0..5 labels,
-torch.optim.AdamW(lr 2e-5, weight_decay 0.01). fp32 and TF32 (torch.backends.cuda.matmul.allow_tf32).
+torch.optim.AdamW(lr 2e-5, weight_decay 0.01). fp32, TF32 (torch.backends.cuda.matmul.allow_tf32) and bf16
+(torch.autocast('cuda', dtype=torch.bfloat16) around the forward and the loss, TF32 allowed for what stays
+float32; fp32 master weights and AdamW state, as in mixed-precision training).
 tokens/s = pairs * 2 * tokens * steps / seconds, timed between torch.cuda.synchronize() calls.
 
     python3 bench/torch_train_step.py --configs 32x64,128x64,256x32 --steps 20 --out torch.json
@@ -103,7 +105,7 @@ def cosine_loss(emb, labels, tau=20.0):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--configs", default="32x64,128x64,256x32")
-    ap.add_argument("--precisions", default="fp32,tf32")
+    ap.add_argument("--precisions", default="fp32,tf32", help="comma-separated: fp32, tf32, bf16 (autocast)")
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--attention", choices=["eager", "sdpa"], help="transformers' attention implementation (default: its own choice)")
@@ -127,13 +129,17 @@ def main():
         types = torch.zeros_like(ids)
         labels = torch.randint(0, 6, (pairs,), generator=g).float().to(dev)
         for precision in args.precisions.split(","):
-            torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
-            torch.backends.cudnn.allow_tf32 = precision == "tf32"
+            if precision not in ("fp32", "tf32", "bf16"):
+                print(f"torch_train_step.py: unknown precision {precision!r} (fp32, tf32, bf16)", file=sys.stderr)
+                sys.exit(2)
+            torch.backends.cuda.matmul.allow_tf32 = precision != "fp32"
+            torch.backends.cudnn.allow_tf32 = precision != "fp32"
 
             def step():
                 opt.zero_grad(set_to_none=True)
-                out = model(input_ids=ids, attention_mask=mask, token_type_ids=types)
-                loss = cosine_loss(hidden(out)[:, 0], labels)
+                with torch.autocast("cuda", dtype=torch.bfloat16, enabled=precision == "bf16"):
+                    out = model(input_ids=ids, attention_mask=mask, token_type_ids=types)
+                    loss = cosine_loss(hidden(out)[:, 0].float(), labels)
                 loss.backward()
                 opt.step()
                 return loss

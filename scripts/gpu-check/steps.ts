@@ -262,7 +262,7 @@ async function speed(ctx: CheckContext): Promise<StepItem[]> {
   for (const attention of ['eager', 'sdpa']) {
     const dir = mkdtempSync(join(tmpdir(), 'gpu-check-torch-'));
     const file = join(dir, 'torch.json');
-    const r = await runLogged(ctx, process.env.PYTHON ?? 'python3', ['bench/torch_train_step.py', '--configs', shapes, '--steps', '10', '--warmup', '2', '--attention', attention, '--out', file]);
+    const r = await runLogged(ctx, process.env.PYTHON ?? 'python3', ['bench/torch_train_step.py', '--configs', shapes, '--precisions', 'fp32,tf32,bf16', '--steps', '10', '--warmup', '2', '--attention', attention, '--out', file]);
     if (!existsSync(file)) {
       items.push({ name: `PyTorch ${attention}`, status: r.timedOut ? 'timed-out' : 'failed', detail: `exit ${r.rc}: ${r.output.trim().split('\n').pop() ?? ''}` });
     } else {

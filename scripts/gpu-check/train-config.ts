@@ -39,8 +39,8 @@ export interface TrainConfig {
   doubleQuant?: boolean;
   checkpointing?: boolean;
   attention?: AttentionKind;
-  /** cuda matmul precision for the speed step. */
-  precision?: 'tf32' | 'fp32';
+  /** cuda matmul precision for the speed step (bf16: cuBLASLt on bf16 inputs, fp32 accumulation). */
+  precision?: 'tf32' | 'fp32' | 'bf16';
   /**
    * Steps through lib/train/step-graphs.ts, as the trainer's `stepGraphs` runs them, each with other
    * labels (they reach a replay as the objective's device inputs): on cuda captured on the third
@@ -70,13 +70,21 @@ export function memoryConfigs(): TrainConfig[] {
   return out;
 }
 
-/** The speed configurations: BERT-base's three shapes in TF32 and fp32 (PyTorch's peer runs these), and the two decoder widths in TF32. */
+/** BERT-base's speed shapes (pairs × tokens), issue 39's list; PyTorch's peer runs the same. */
+export const SPEED_SHAPES = [[32, 64], [128, 64], [256, 32], [64, 128]] as const;
+
+/**
+ * The speed configurations: BERT-base at the four shapes in TF32 and bf16 (PyTorch's peer runs them
+ * eager in fp32/TF32 and under autocast-bf16), the two decoder widths in TF32, and the step graphs
+ * with and without the fused attention kernel. TF32 and bf16 first: a step cut by its budget loses
+ * the rows at the end.
+ */
 export function speedConfigs(): TrainConfig[] {
   const out: TrainConfig[] = [];
-  for (const c of memoryConfigs()) {
-    if (c.model === BERT && !c.checkpointing && !c.attention) for (const precision of ['tf32', 'fp32'] as const) out.push({ ...c, name: `${c.name} ${precision}`, precision });
-    if (c.model !== BERT && c.baseStorage === 'nf4') out.push({ ...c, name: `${c.name} tf32`, precision: 'tf32' });
+  for (const precision of ['tf32', 'bf16'] as const) {
+    for (const [examples, length] of SPEED_SHAPES) out.push({ name: `bert-base ${examples}x${length} lean ${precision}`, model: BERT, examples, length, kind: 'pairs', precision });
   }
+  for (const c of memoryConfigs()) if (c.model !== BERT && c.baseStorage === 'nf4') out.push({ ...c, name: `${c.name} tf32`, precision: 'tf32' });
   // The trainer's step graphs (issue 39) beside the eager rows above: one graph launch a step.
   for (const [examples, length] of [[32, 64], [128, 64]] as const) out.push({ name: `bert-base ${examples}x${length} lean tf32 +step-graphs`, model: BERT, examples, length, kind: 'pairs', precision: 'tf32', stepGraphs: true });
   // The fused attention kernel in training (issue 39 item 3) on top: forward and backward one kernel a layer.
