@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 /**
- * The test files `npm test` runs, longest first. node --test runs two files at a time (package.json)
- * in the order it is given; alphabetically, the longest file (transfer-golden, about 10 minutes)
- * started last and ran alone while the other core idled (CI run of 2026-11-28). Files not named
- * here follow in alphabetical order. The list only orders; a file missing from the folder is left out.
+ * The test files `npm test` runs, longest first (./run-tests.mjs runs them two at a time in this
+ * order; `node --test` would sort them). Alphabetically, the longest file (transfer-golden, about
+ * 10 minutes) started near the end and ran alone while the other core idled (CI-like run of
+ * 2026-11-28). Files not named here follow in alphabetical order. The list only orders; a file
+ * missing from the folder is left out.
  *
  *   node scripts/test-files.mjs        # prints the paths, one per line
  */
@@ -26,10 +27,15 @@ const LONGEST_FIRST = [
   'test/readme-quick-start-notebook.test.ts', // (~60)
 ];
 
-const all = readdirSync('test')
-  .filter((f) => f.endsWith('.test.ts'))
-  .map((f) => `test/${f}`)
-  .sort();
-const first = LONGEST_FIRST.filter((f) => existsSync(f));
-const rest = all.filter((f) => !first.includes(f));
-process.stdout.write([...first, ...rest].join('\n') + '\n');
+/** Every test/*.test.ts, the longest named above first, the rest alphabetically. */
+export function testFiles() {
+  const all = readdirSync('test')
+    .filter((f) => f.endsWith('.test.ts'))
+    .map((f) => `test/${f}`)
+    .sort();
+  const first = LONGEST_FIRST.filter((f) => existsSync(f));
+  const rest = all.filter((f) => !first.includes(f));
+  return [...first, ...rest];
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) process.stdout.write(testFiles().join('\n') + '\n');
