@@ -18,6 +18,7 @@ import type { ParityCheck } from '../lib/parity/check.js';
 import { parseEngineChoice } from '../lib/embed/engines/choose.js';
 import { loadOnnxRuntime } from '../lib/embed/engines/onnx-runtime.js';
 import { goldenSetKind, goldenSuites, GOLDEN_SUITE_NAMES, SUITES_OF_KIND, type GoldenSuiteName } from '../lib/parity/suites.js';
+import { REPLAY_PRECISIONS, type ReplayPrecision } from '../lib/parity/train.js';
 import { InputError, UnavailableError, UnknownNameError } from '../lib/util/errors.js';
 import { EXIT, helpText, parseOptions, runCommand, UsageError, validateArguments, type OptionSpecs } from './cli/command.js';
 
@@ -26,11 +27,12 @@ const OPTIONS = {
   data: { type: 'string', value: '<dir>', help: 'the data root the eval, train and transfer suites read', default: 'ANGLE_DATA_DIR, else <shared>/data' },
   backend: { type: 'string', value: '<name>', help: 'tfjs backend: cpu, wasm, cuda, tensorflow', default: 'ANGLE_BACKEND, else cpu' },
   engine: { type: 'string', value: '<name>', help: 'inference engine of the forward and eval suites: tfjs (the reference) or onnx (ONNX Runtime)', default: 'ANGLE_INFERENCE, else tfjs' },
+  'train-precision': { type: 'string', value: REPLAY_PRECISIONS.join('|'), help: "the train suite's matmul precision: bf16/fp16 replay every golden run with 16-bit matmul inputs and fp32 accumulation (cuBLASLt on cuda, emulated by rounding elsewhere) against the 16-bit tolerance (lib/parity/train.ts)", default: 'fp32' },
   only: { type: 'string', value: '<suites>', help: `comma-separated suites to run: ${GOLDEN_SUITE_NAMES.join(', ')}`, default: 'every suite of each set' },
   help: { type: 'boolean', short: 'h', help: 'this text' },
 } satisfies OptionSpecs;
 
-const USAGE = 'usage: npm run parity -- [--golden <dir>] [--data <dir>] [--backend <name>] [--engine <name>] [--only <suites>]';
+const USAGE = 'usage: npm run parity -- [--golden <dir>] [--data <dir>] [--backend <name>] [--engine <name>] [--only <suites>] [--train-precision fp32|bf16|fp16]';
 const FOOTER = `The shared folder is ANGLE_SHARED_DIR, else ../shared beside the repository.
 Exit codes: 0 every check passed, 1 a check failed, 2 usage or input error, 3 backend unavailable.`;
 
@@ -63,6 +65,8 @@ async function main(): Promise<number> {
   if (!golden) throw new UsageError('no golden reference: pass --golden <dir>, set ANGLE_GOLDEN_DIR, or keep the shared folder beside the repository (../shared)');
   const data = locateDataDir(values.data);
   const only = validateArguments(() => parseOnly(values.only));
+  const trainPrecision = values['train-precision'];
+  if (trainPrecision !== undefined && !(REPLAY_PRECISIONS as readonly string[]).includes(trainPrecision)) throw new UnknownNameError('--train-precision', trainPrecision, REPLAY_PRECISIONS);
   const engine = validateArguments(() => parseEngineChoice(values.engine ?? (process.env.ANGLE_INFERENCE?.trim() ? undefined : 'tfjs')));
   const sets = goldenSets(golden.path);
   const runnable = sets.filter((s) => !only || SUITES_OF_KIND[goldenSetKind(s)!].some((n) => only.includes(n)));
@@ -84,7 +88,7 @@ async function main(): Promise<number> {
   };
   for (const dir of runnable) {
     const set = basename(dir);
-    for (const suite of goldenSuites({ goldenDir: dir, dataDir: data?.path, only, engine, log: (l) => console.error(`     ${l}`) })) {
+    for (const suite of goldenSuites({ goldenDir: dir, dataDir: data?.path, only, engine, ...(trainPrecision ? { trainPrecision: trainPrecision as ReplayPrecision } : {}), log: (l) => console.error(`     ${l}`) })) {
       const t0 = Date.now();
       try {
         for (const c of await suite.run()) report(set, c);

@@ -29,7 +29,7 @@ import { checkEvalGolden } from './eval.js';
 import { checkForwardGolden } from './forward.js';
 import { checkLossesGolden } from './losses.js';
 import { checkAngleEmbLossesGolden, isAngleEmbLossesHead } from './angle-emb-losses.js';
-import { checkTrainGolden } from './train.js';
+import { checkTrainGolden, type ReplayPrecision } from './train.js';
 import { checkTransferGolden } from './transfer.js';
 
 export const GOLDEN_SET_KINDS = ['encoder', 'decoder', 'transfer', 'angle-emb-losses', 'ran'] as const;
@@ -61,6 +61,8 @@ export interface GoldenSuiteOptions {
   only?: readonly GoldenSuiteName[];
   /** Inference engine of the forward and eval suites (default tfjs, the reference). */
   engine?: InferenceEngineChoice;
+  /** The train suite's matmul precision: fp32 (default, the golden tolerances) or bf16/fp16 (the 16-bit tolerance; cuBLASLt on cuda, emulated elsewhere). */
+  trainPrecision?: ReplayPrecision;
 }
 
 /** The kind of golden set `dir` is, or undefined when it is none. */
@@ -149,5 +151,5 @@ async function checkTransferWithData(o: GoldenSuiteOptions): Promise<ParityCheck
 /** train.json: every run replayed from the golden weights on the active backend (see ./train.ts). */
 async function checkTrainWithData(o: GoldenSuiteOptions): Promise<ParityCheck[]> {
   if (!o.dataDir) throw new InputError('the train suite reads training data: pass --data <dir> or set ANGLE_DATA_DIR');
-  return checkTrainGolden(o.goldenDir, o.dataDir, { log: o.log });
+  return checkTrainGolden(o.goldenDir, o.dataDir, { log: o.log, ...(o.trainPrecision ? { precision: o.trainPrecision } : {}) });
 }
