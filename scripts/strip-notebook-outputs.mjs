@@ -8,7 +8,9 @@
  * `outputs` emptied and `execution_count` null, and these metadata keys removed: per cell
  * `collapsed`, `scrolled`, `execution`, `ExecuteTime` (set by the UI and by timing extensions);
  * per notebook `signature` (the trust signature of one machine) and `widgets` (widget state).
- * The kernelspec, language_info and every other key stay as they are.
+ * A TypeScript notebook saved from another kernel (Deno's: `npm run jupyter -- --kernel deno`) is
+ * stored with the tslab kernelspec and language_info the notebooks are committed with, so that
+ * trying the notebook in Deno's kernel does not switch it for everyone. Every other key stays.
  *
  * The output is always written as Jupyter writes a notebook (./notebooks/jupyter-json.mjs: keys
  * sorted, one-space indent, lines split, a final newline), and the committed notebooks are in that
@@ -28,6 +30,9 @@ import { jupyterNotebookText } from './notebooks/jupyter-json.mjs';
 
 const CELL_METADATA = ['collapsed', 'scrolled', 'execution', 'ExecuteTime'];
 const NOTEBOOK_METADATA = ['signature', 'widgets'];
+/** The kernel the committed notebooks name (scripts/notebooks/kernels.ts, tslab) and the language_info they carry. */
+const TSLAB_KERNELSPEC = { display_name: 'TypeScript', language: 'typescript', name: 'tslab' };
+const TSLAB_LANGUAGE_INFO = { file_extension: '.ts', mimetype: 'text/typescript', name: 'typescript' };
 
 /** Removes what running the notebook added; returns whether anything was removed. */
 function stripNotebook(nb) {
@@ -42,6 +47,12 @@ function stripNotebook(nb) {
     }
   };
   drop(nb.metadata, NOTEBOOK_METADATA);
+  const spec = nb.metadata?.kernelspec;
+  if (spec && typeof spec === 'object' && spec.language === 'typescript' && spec.name !== TSLAB_KERNELSPEC.name) {
+    nb.metadata.kernelspec = { ...TSLAB_KERNELSPEC };
+    nb.metadata.language_info = { ...TSLAB_LANGUAGE_INFO };
+    changed = true;
+  }
   for (const cell of nb.cells) {
     drop(cell.metadata, CELL_METADATA);
     if (cell.cell_type !== 'code') continue;

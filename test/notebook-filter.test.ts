@@ -68,6 +68,21 @@ describe('strip-notebook-outputs (git clean filter)', () => {
     assert.equal(strip(r.stdout).stdout, r.stdout);
   });
 
+  test("a notebook saved from Deno's kernel is stored with the tslab kernelspec the notebooks are committed with", () => {
+    const committed = readFileSync(join(ROOT, 'notebooks', '00-encode-and-compare.ipynb'), 'utf8');
+    const nb = JSON.parse(committed);
+    nb.metadata = {
+      kernelspec: { display_name: 'Deno', language: 'typescript', name: 'deno' },
+      language_info: { codemirror_mode: 'typescript', file_extension: '.ts', mimetype: 'text/x.typescript', name: 'typescript', nbconvert_exporter: 'script', pygments_lexer: 'typescript', version: '5.9.2' },
+    };
+    // Saved from Deno: its metadata; stored: the committed notebook, byte for byte.
+    assert.equal(strip(JSON.stringify(nb, null, 1) + '\n').stdout, committed);
+    // Another language's kernel is left alone (not a notebook of this project's kind).
+    const other = executedNotebook();
+    (other.metadata as Record<string, unknown>).kernelspec = { display_name: 'Python 3', language: 'python', name: 'python3' };
+    assert.equal(JSON.parse(strip(JSON.stringify(other)).stdout).metadata.kernelspec.name, 'python3');
+  });
+
   test("a notebook without outputs comes back byte for byte (the repository's own notebooks)", () => {
     const text = readFileSync(join(ROOT, 'notebooks', '00-encode-and-compare.ipynb'), 'utf8');
     assert.equal(strip(text).stdout, text);
