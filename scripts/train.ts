@@ -62,6 +62,8 @@ function options(r: Recipe) {
     'ese-compression-size': { type: 'string', value: '<k>', help: "Espresso (--objective ese): the leading width every layer is trained at (angle_emb's --ese_compression_size; at most the hidden size)", default: ese ? from(ese.compressionSize ?? 128, 'objective') : '128 (the library default) with --objective ese' },
     'ese-kl-temperature': { type: 'string', value: '<T>', help: "Espresso: the KL temperature of the compression term; 0 leaves its MSE only (angle_emb's --ese_kl_temperature)", default: ese ? from(ese.klTemperature ?? 1, 'objective') : '1.0 with --objective ese' },
     'ese-pca': { type: 'string', value: 'on|off', help: "Espresso: add the PCA compression targets (angle_emb's apply_ese_pca)", default: ese ? from(ese.pca ?? true ? 'on' : 'off', 'objective.pca') : 'on with --objective ese' },
+    teacher: { type: 'string', value: '<dir|id>', help: "a frozen teacher model aligned to by the angle objective (with its gradient) or ese (its value only), as angle_emb's --teacher_name_or_path; the training texts are embedded by it once before the first step", default: from((c.objective as { teacher?: { model: string } }).teacher?.model ?? 'none', 'objective.teacher.model') },
+    'teacher-pooling': { type: 'string', value: '<name>', help: `the teacher's pooling (angle_emb's --teacher_pooling_strategy): ${POOLING_STRATEGIES.join(', ')}`, default: from((c.objective as { teacher?: { pooling?: string } }).teacher?.pooling ?? 'cls', 'objective.teacher.pooling') },
     weights: { type: 'string', value: 'cosine=1,ibn=1,angle=1', help: 'AnglE objective weights (also the base objective of --objective ese)', default: from(loss.weights ?? 'the paper preset', 'objective.loss.weights') },
     taus: { type: 'string', value: 'cosine=20,ibn=20,angle=1', help: 'AnglE objective scales (20 = temperature 0.05)', default: from(loss.taus ?? 'the paper preset', 'objective.loss.taus') },
     'ibn-positives': { type: 'string', value: '<rule>', help: "which pairs in-batch negatives treat as positives: binary (labels 0/1), angle-int (AnglE code's int cast), threshold=<t> (label >= t)", default: from(loss.ibnPositives ?? 'binary', 'objective.loss.ibnPositives') },
@@ -181,6 +183,14 @@ function flagOverrides(r: Recipe, v: Values): RecipeOverrides {
   if (objectiveName !== 'angle' && objectiveName !== 'ese' && angleFlags.length > 0) throw new UsageError(`--${angleFlags[0]} applies to the angle objective (and ese's base objective) only, not '${objectiveName}'`);
   const eseFlags = (['ese-compression-size', 'ese-kl-temperature', 'ese-pca'] as const).filter((k) => v[k] !== undefined);
   if (objectiveName !== 'ese' && eseFlags.length > 0) throw new UsageError(`--${eseFlags[0]} applies to the Espresso objective only (--objective ese), not '${objectiveName}'`);
+  if ((v.teacher !== undefined || v['teacher-pooling'] !== undefined) && objectiveName !== 'angle' && objectiveName !== 'ese') throw new UsageError(`--${v.teacher !== undefined ? 'teacher' : 'teacher-pooling'} applies to the angle and ese objectives only, not '${objectiveName}'`);
+  if (v['teacher-pooling'] !== undefined && v.teacher === undefined && !(r.config.objective as { teacher?: unknown }).teacher) throw new UsageError('--teacher-pooling needs a teacher: pass --teacher <dir|id>');
+  if (v['teacher-pooling'] !== undefined && !(POOLING_STRATEGIES as readonly string[]).includes(v['teacher-pooling'])) throw new UnknownNameError('--teacher-pooling', v['teacher-pooling'], POOLING_STRATEGIES);
+  const teacher = {
+    ...(v.teacher !== undefined ? { model: v.teacher } : {}),
+    ...(v['teacher-pooling'] !== undefined ? { pooling: v['teacher-pooling'] } : {}),
+  };
+  const teacherSetting = Object.keys(teacher).length > 0 ? { teacher } : {};
   const pca = v['ese-pca'];
   if (pca !== undefined && pca !== 'on' && pca !== 'off') throw new UnknownNameError('--ese-pca value', pca, ['on', 'off']);
   const eseSettings = {
@@ -206,8 +216,8 @@ function flagOverrides(r: Recipe, v: Values): RecipeOverrides {
     ...(loss.weights ? { weights: { ...base.weights, ...loss.weights } } : {}),
     ...(loss.taus ? { taus: { ...base.taus, ...loss.taus } } : {}),
   };
-  if (objectiveName !== r.config.objective.name) o.objective = { name: objectiveName, ...(Object.keys(switchedLoss).length > 0 ? { loss: switchedLoss } : {}), ...eseSettings } as RecipeOverrides['objective'];
-  else if (Object.keys(loss).length > 0 || Object.keys(eseSettings).length > 0) o.objective = { ...(Object.keys(loss).length > 0 ? { loss } : {}), ...eseSettings } as RecipeOverrides['objective'];
+  if (objectiveName !== r.config.objective.name) o.objective = { name: objectiveName, ...(Object.keys(switchedLoss).length > 0 ? { loss: switchedLoss } : {}), ...eseSettings, ...teacherSetting } as RecipeOverrides['objective'];
+  else if (Object.keys(loss).length > 0 || Object.keys(eseSettings).length > 0 || v.teacher !== undefined || v['teacher-pooling'] !== undefined) o.objective = { ...(Object.keys(loss).length > 0 ? { loss } : {}), ...eseSettings, ...teacherSetting } as RecipeOverrides['objective'];
   const set = <K extends keyof RecipeOverrides>(k: K, x: RecipeOverrides[K] | undefined) => {
     if (x !== undefined) o[k] = x;
   };

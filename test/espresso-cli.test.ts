@@ -46,7 +46,7 @@ describe('Espresso flags of npm run export and npm run train', () => {
     assert.match(exp.stdout, /--truncate-dim <n>/);
     const train = command('train', ['--help', '--task', 'nli']);
     assert.equal(train.status, 0);
-    for (const flag of ['--ese-compression-size <k>', '--ese-kl-temperature <T>', '--ese-pca on|off']) assert.ok(train.stdout.includes(flag), flag);
+    for (const flag of ['--ese-compression-size <k>', '--ese-kl-temperature <T>', '--ese-pca on|off', '--teacher <dir|id>', '--teacher-pooling <name>']) assert.ok(train.stdout.includes(flag), flag);
   });
 
   test('bad values are refused in one line before any model loads', () => {
@@ -54,6 +54,8 @@ describe('Espresso flags of npm run export and npm run train', () => {
       ['export', ['--model', 'some/model', '--pooling', 'cls', '--out', join(work, 'never'), '--truncate-layer', '0'], /--truncate-layer expects a positive integer, got '0'/],
       ['train', ['--task', 'stsb', '--ese-compression-size', '16'], /--ese-compression-size applies to the Espresso objective only \(--objective ese\), not 'angle'/],
       ['train', ['--task', 'nli', '--recipe', 'espresso-nli', '--ese-pca', 'maybe'], /unknown --ese-pca value 'maybe'/i],
+      ['train', ['--task', 'stsb', '--teacher-pooling', 'avg'], /--teacher-pooling needs a teacher: pass --teacher <dir\|id>/],
+      ['train', ['--task', 'nli', '--recipe', 'simcse-nli-sup', '--teacher', 'some/model'], /--teacher applies to the angle and ese objectives only, not 'simcse'/],
     ];
     for (const [script, args, message] of cases) {
       const r = command(script, args);
@@ -88,7 +90,7 @@ describe('Espresso flags of npm run export and npm run train', () => {
 
   test('train --task stsb --objective ese with the ESE flags: the record holds the values given', { skip: SHARED_DIR && DATA_DIR && !noModel ? false : 'needs the shared folder (tiny BERT and data)', timeout: 300_000 }, () => {
     const results = join(work, 'results');
-    const r = command('train', ['--task', 'stsb', '--objective', 'ese', '--weights', 'cosine=0,ibn=2,angle=1', '--preset', 'smoke', '--results', results, '--max-steps', '2', '--limit', '16', '--batch-size', '8', '--ese-compression-size', '16', '--ese-kl-temperature', '0.5', '--ese-pca', 'off', '--eval-every', '2']);
+    const r = command('train', ['--task', 'stsb', '--objective', 'ese', '--weights', 'cosine=0,ibn=2,angle=1', '--preset', 'smoke', '--results', results, '--max-steps', '2', '--limit', '16', '--batch-size', '8', '--ese-compression-size', '16', '--ese-kl-temperature', '0.5', '--ese-pca', 'off', '--eval-every', '2', '--teacher', MODEL_DIR!, '--teacher-pooling', 'avg']);
     assert.equal(r.status, 0, r.stdout + r.stderr);
     const dir = join(results, 'train-stsb');
     const record = readFileSync(join(dir, spawnSync('ls', [dir], { encoding: 'utf8' }).stdout.split('\n').find((f) => f.endsWith('.json') && !f.includes('predictions'))!), 'utf8');
@@ -99,5 +101,10 @@ describe('Espresso flags of npm run export and npm run train', () => {
     assert.equal(config.objective.pca, false);
     // --weights sets ESE's base objective.
     assert.deepEqual([config.objective.loss.weights.cosine, config.objective.loss.weights.ibn, config.objective.loss.weights.angle], [0, 2, 1]);
+    // The teacher flags, and the teacher's folder recorded without this machine's path.
+    const teacher = (config.objective as unknown as { teacher: { model: string; pooling: string } }).teacher;
+    assert.equal(teacher.pooling, 'avg');
+    assert.match(teacher.model, /^(shared|project|local):.*model$/);
+    assert.ok(!record.includes(MODEL_DIR!), 'the record holds the machine path of the teacher');
   });
 });

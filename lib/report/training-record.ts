@@ -79,6 +79,17 @@ export function portablePath(path: string, env: NodeJS.ProcessEnv = process.env)
   return `local:${abs.split(sep).filter(Boolean).slice(-2).join('/')}`;
 }
 
+/**
+ * The config with its objective's teacher (a Hub id or a local folder, lib/losses/teacher-alignment.ts)
+ * as a results file may store it: a folder as `shared:…`/`project:…`/`local:…`, never a machine path.
+ */
+function withPortableTeacher<C extends object>(config: C): C {
+  const objective = (config as { objective?: { teacher?: { model?: unknown } } }).objective;
+  const model = objective?.teacher?.model;
+  if (typeof model !== 'string') return config;
+  return { ...config, objective: { ...objective, teacher: { ...objective!.teacher, model: portableModelRef(model) } } };
+}
+
 /** The run record of a finished training run (metrics ×100 as the papers print them). */
 export function trainingRunRecord(result: TrainResult, o: TrainingRecordOptions): RunRecord {
   if (!result.complete) throw new InputError(`the run stopped at step ${result.steps} of ${result.identity.resolved.totalSteps}: only a complete run gets a results file (resume it first)`);
@@ -97,7 +108,7 @@ export function trainingRunRecord(result: TrainResult, o: TrainingRecordOptions)
     wallSeconds: result.wallSeconds,
     seed: id.resolved.seed,
     config: {
-      ...id.config,
+      ...withPortableTeacher(id.config),
       resolved: id.resolved,
       resumedFrom: result.resumedFrom ? 'a checkpoint of this run' : null,
       decayedParameters: id.decayedParameters,
