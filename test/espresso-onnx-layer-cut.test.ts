@@ -6,34 +6,20 @@
  * encoder. The graph of the tiny golden BERT (2 layers) cut at 1 holds no weight of layer 1.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { after, before, test } from 'node:test';
-import { initBackend } from '../lib/backend/index.js';
+import { test } from 'node:test';
 import { chooseInferenceEngine } from '../lib/embed/engines/choose.js';
 import type { InferenceEngine } from '../lib/embed/engines/types.js';
 import { PooledSentenceEncoder } from '../lib/embed/encoder.js';
 import { bertOnnxExporter } from '../lib/models/bert/onnx-graph.js';
-import { loadModel, type LoadedModel } from '../lib/models/auto.js';
-import { GOLDEN_DIR } from './helpers/env.js';
+import type { LoadedModel } from '../lib/models/auto.js';
+import { NO_GOLDEN_MODEL } from './helpers/env.js';
+import { maxAbsDiff, SAMPLE_TEXTS, useGoldenModel } from './helpers/golden-model.js';
 
-const MODEL_DIR = GOLDEN_DIR ? join(GOLDEN_DIR, 'model') : undefined;
-const noModel = MODEL_DIR && existsSync(MODEL_DIR) ? false : 'no encoder golden set with model/ (ANGLE_GOLDEN_DIR)';
-const TEXTS = ['A man is playing a guitar.', 'Two dogs run across a snowy field while children watch.', 'ok', 'The cat sat on the mat.'];
-
+const noModel = NO_GOLDEN_MODEL;
+const TEXTS = SAMPLE_TEXTS;
+const maxAbs = maxAbsDiff;
 let m: LoadedModel;
-before(async () => {
-  await initBackend('cpu', { quiet: true });
-  if (!noModel) m = await loadModel(MODEL_DIR!);
-});
-after(() => m?.model.dispose());
-
-const maxAbs = (a: ArrayLike<number>, b: ArrayLike<number>) => {
-  assert.equal(a.length, b.length);
-  let d = 0;
-  for (let i = 0; i < a.length; i++) d = Math.max(d, Math.abs(a[i] - b[i]));
-  return d;
-};
+useGoldenModel((loaded) => (m = loaded));
 
 test('the BERT graph cut at layer 1 of 2 holds no weight of layer 1 and no pooler; bad cuts are refused', { skip: noModel }, () => {
   const names = (opts: Parameters<typeof bertOnnxExporter.export>[1]) => bertOnnxExporter.export(m.model, opts).model.graph.initializer.map((t) => t.name);

@@ -8,35 +8,24 @@
  * Query and document prompts (lib/embed/retrieval-prompts.ts) fill their template before encoding.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
-import { initBackend, tf } from '../lib/backend/index.js';
+import { test } from 'node:test';
+import { tf } from '../lib/backend/index.js';
 import { PooledSentenceEncoder, sharedPoolingEncoders } from '../lib/embed/encoder.js';
 import { fillPrompt, promptedEncoder, queryDocumentEncoders, retrievalPrompts } from '../lib/embed/retrieval-prompts.js';
 import { exportSentenceTransformer } from '../lib/embed/sentence-transformer-export.js';
 import { checkTruncation, truncateColumns } from '../lib/embed/truncation.js';
 import { loadModel, type LoadedModel } from '../lib/models/auto.js';
-import { GOLDEN_DIR } from './helpers/env.js';
+import { NO_GOLDEN_MODEL } from './helpers/env.js';
+import { maxAbsDiff, SAMPLE_TEXTS, useGoldenModel } from './helpers/golden-model.js';
 
-const MODEL_DIR = GOLDEN_DIR ? join(GOLDEN_DIR, 'model') : undefined;
-const noModel = MODEL_DIR && existsSync(MODEL_DIR) ? false : 'no encoder golden set with model/ (ANGLE_GOLDEN_DIR)';
-const TEXTS = ['A man is playing a guitar.', 'Two dogs run across a snowy field while children watch.', 'ok', 'The cat sat on the mat.'];
-
+const noModel = NO_GOLDEN_MODEL;
+const TEXTS = SAMPLE_TEXTS;
+const maxAbs = maxAbsDiff;
 let m: LoadedModel;
-before(async () => {
-  await initBackend('cpu', { quiet: true });
-  if (!noModel) m = await loadModel(MODEL_DIR!);
-});
-after(() => m?.model.dispose());
-
-const maxAbs = (a: ArrayLike<number>, b: ArrayLike<number>) => {
-  assert.equal(a.length, b.length);
-  let d = 0;
-  for (let i = 0; i < a.length; i++) d = Math.max(d, Math.abs(a[i] - b[i]));
-  return d;
-};
+useGoldenModel((loaded) => (m = loaded));
 
 test('checkTruncation and truncateColumns', () => {
   assert.deepEqual(checkTruncation(undefined, 12, 768), { layer: 12, dim: 768 });

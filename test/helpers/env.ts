@@ -50,3 +50,7 @@ export function assertClose(actual: unknown, expected: unknown, tol = 1e-6, path
     throw new Error(`${path || 'value'}: expected ${expected} ± ${tol}, got ${actual}`);
   }
 }
+
+/** The encoder golden set's model folder, and why a test that needs it skips (false when it is there). */
+export const GOLDEN_MODEL_DIR = GOLDEN_DIR ? join(GOLDEN_DIR, 'model') : undefined;
+export const NO_GOLDEN_MODEL: string | false = GOLDEN_MODEL_DIR && existsSync(GOLDEN_MODEL_DIR) ? false : 'no encoder golden set with model/ (ANGLE_GOLDEN_DIR)';
