@@ -12,6 +12,28 @@ namespace angle {
 
 // ---- LayerNorm -----------------------------------------------------------------------------------
 
+// LayerNorm's forward over one row (a warp's) once each lane holds its partial sum of the row: the
+// warp's sum and mean, the centred variance in a second pass (like tf.moments), y and the row's
+// statistics. One body for lnForwardKernel and addLnForwardKernel, so the two round alike.
+__device__ __forceinline__ void lnRowFromSum(const float* __restrict__ p, float s, const float* __restrict__ gamma,
+                                             const float* __restrict__ beta, float* __restrict__ y, int64_t cols, float eps, int lane,
+                                             float* mean, float* rstd) {
+  for (int k = 16; k > 0; k >>= 1) s += __shfl_xor_sync(0xffffffffu, s, k);
+  float mu = s / (float)cols;
+  float q = 0.0f;
+  for (int64_t j = lane; j < cols; j += 32) {
+    float d = p[j] - mu;
+    q += d * d;
+  }
+  for (int k = 16; k > 0; k >>= 1) q += __shfl_xor_sync(0xffffffffu, q, k);
+  float rs = rsqrtf(q / (float)cols + eps);
+  for (int64_t j = lane; j < cols; j += 32) y[j] = (p[j] - mu) * rs * gamma[j] + beta[j];
+  if (lane == 0) {
+    *mean = mu;
+    *rstd = rs;
+  }
+}
+
 // One warp per row; two passes over the row (mean, then centred variance) like tf.moments.
 __global__ void lnForwardKernel(const float* __restrict__ x, const float* __restrict__ gamma, const float* __restrict__ beta,
                                 float* __restrict__ y, float* __restrict__ mean, float* __restrict__ rstd, int64_t rows,
@@ -21,21 +43,7 @@ __global__ void lnForwardKernel(const float* __restrict__ x, const float* __rest
     const float* p = x + r * cols;
     float s = 0.0f;
     for (int64_t j = lane; j < cols; j += 32) s += p[j];
-    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-    float mu = s / (float)cols;
-    float q = 0.0f;
-    for (int64_t j = lane; j < cols; j += 32) {
-      float d = p[j] - mu;
-      q += d * d;
-    }
-    for (int o = 16; o > 0; o >>= 1) q += __shfl_xor_sync(0xffffffffu, q, o);
-    float rs = rsqrtf(q / (float)cols + eps);
-    float* o = y + r * cols;
-    for (int64_t j = lane; j < cols; j += 32) o[j] = (p[j] - mu) * rs * gamma[j] + beta[j];
-    if (lane == 0) {
-      mean[r] = mu;
-      rstd[r] = rs;
-    }
+    lnRowFromSum(p, s, gamma, beta, y + r * cols, cols, eps, lane, mean + r, rstd + r);
   }
 }
 
@@ -60,21 +68,7 @@ __global__ void addLnForwardKernel(const float* __restrict__ a, const float* __r
       p[j] = v;
       s += v;
     }
-    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-    float mu = s / (float)cols;
-    float q = 0.0f;
-    for (int64_t j = lane; j < cols; j += 32) {
-      float d = p[j] - mu;
-      q += d * d;
-    }
-    for (int o = 16; o > 0; o >>= 1) q += __shfl_xor_sync(0xffffffffu, q, o);
-    float rs = rsqrtf(q / (float)cols + eps);
-    float* o = y + r * cols;
-    for (int64_t j = lane; j < cols; j += 32) o[j] = (p[j] - mu) * rs * gamma[j] + beta[j];
-    if (lane == 0) {
-      mean[r] = mu;
-      rstd[r] = rs;
-    }
+    lnRowFromSum(p, s, gamma, beta, y + r * cols, cols, eps, lane, mean + r, rstd + r);
   }
 }
 
@@ -255,17 +249,25 @@ void biasGeluBackward(const float* dy, const float* x, const float* bias, float*
 
 // ---- AdamW ---------------------------------------------------------------------------------------
 
+// One element of AdamW (decoupled weight decay, bias-corrected moments): the arithmetic of every
+// AdamW kernel, so the single-tensor and the multi-tensor launches give the same numbers. The
+// outputs may be the inputs (in place).
+__device__ __forceinline__ void adamWElement(const float* p, const float* g, const float* m, const float* v, float* pOut, float* mOut,
+                                             float* vOut, int64_t i, float lr, float b1, float b2, float eps, float wd, float bc1, float bc2) {
+  float gi = g[i];
+  float mi = b1 * m[i] + (1.0f - b1) * gi;
+  float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
+  float pi = p[i] * (1.0f - lr * wd);
+  pi -= lr * (mi / bc1) / (sqrtf(vi / bc2) + eps);
+  mOut[i] = mi;
+  vOut[i] = vi;
+  pOut[i] = pi;
+}
+
 __global__ void adamWKernel(const float* p, const float* g, const float* m, const float* v, float* pOut, float* mOut, float* vOut,
                             int64_t n, float lr, float b1, float b2, float eps, float wd, float bc1, float bc2) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
-    float gi = g[i];
-    float mi = b1 * m[i] + (1.0f - b1) * gi;
-    float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
-    float pi = p[i] * (1.0f - lr * wd);
-    pi -= lr * (mi / bc1) / (sqrtf(vi / bc2) + eps);
-    mOut[i] = mi;
-    vOut[i] = vi;
-    pOut[i] = pi;
+    adamWElement(p, g, m, v, pOut, mOut, vOut, i, lr, b1, b2, eps, wd, bc1, bc2);
   }
 }
 
@@ -293,14 +295,7 @@ __global__ void adamWMultiKernel(AdamWMultiChunk c, const float* __restrict__ hy
   const float* h = hyper + 4 * (int64_t)c.hyperIndex[t];
   float lr = h[0], wd = h[1], bc1 = h[2], bc2 = h[3];
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
-    float gi = g[i];
-    float mi = b1 * m[i] + (1.0f - b1) * gi;
-    float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
-    float pi = p[i] * (1.0f - lr * wd);
-    pi -= lr * (mi / bc1) / (sqrtf(vi / bc2) + eps);
-    m[i] = mi;
-    v[i] = vi;
-    p[i] = pi;
+    adamWElement(p, g, m, v, p, m, v, i, lr, b1, b2, eps, wd, bc1, bc2);
   }
 }
 
@@ -332,19 +327,27 @@ int adamWMulti(float* const* p, const float* const* g, float* const* m, float* c
 
 // ---- dropout and random tensors (Philox4x32-10, ./philox.h) -----------------------------------
 
-__global__ void dropoutKernel(const float* __restrict__ x, float* __restrict__ y, int64_t n, float rate, float scale, uint64_t seedArg,
-                              const uint64_t* __restrict__ seedBase) {
-  // In a captured graph the seed is the replay's base plus this kernel's offset (graph.h).
-  uint64_t seed = seedBase ? *seedBase + seedArg : seedArg;
+// Calls f(i, w) for every element i < n, w being the i-th 32-bit word of Philox4x32-10 under `seed`
+// (counter i / 4, word i mod 4): the stream the dropout, dropout-add and uniform kernels draw from,
+// element for element, so their masks agree (and the CPU mirror's, lib/ops/philox-dropout-mask.ts). Grid-stride.
+template <typename F>
+__device__ __forceinline__ void forEachPhiloxWord(int64_t n, uint64_t seed, F f) {
   int64_t groups = (n + 3) / 4;
   for (int64_t gi = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; gi < groups; gi += (int64_t)gridDim.x * blockDim.x) {
     uint4 r = philox((uint64_t)gi, seed);
     uint32_t w[4] = {r.x, r.y, r.z, r.w};
     for (int k = 0; k < 4; ++k) {
       int64_t i = gi * 4 + k;
-      if (i < n) y[i] = toUniform(w[k]) >= rate ? x[i] * scale : 0.0f;
+      if (i < n) f(i, w[k]);
     }
   }
+}
+
+__global__ void dropoutKernel(const float* __restrict__ x, float* __restrict__ y, int64_t n, float rate, float scale, uint64_t seedArg,
+                              const uint64_t* __restrict__ seedBase) {
+  // In a captured graph the seed is the replay's base plus this kernel's offset (graph.h).
+  uint64_t seed = seedBase ? *seedBase + seedArg : seedArg;
+  forEachPhiloxWord(n, seed, [&](int64_t i, uint32_t w) { y[i] = toUniform(w) >= rate ? x[i] * scale : 0.0f; });
 }
 
 void dropout(const float* x, float* y, int64_t n, float rate, uint64_t seed) {
@@ -360,15 +363,7 @@ void dropout(const float* x, float* y, int64_t n, float rate, uint64_t seed) {
 __global__ void dropoutAddKernel(const float* __restrict__ x, const float* __restrict__ r, float* __restrict__ y, int64_t n, float rate,
                                  float scale, uint64_t seedArg, const uint64_t* __restrict__ seedBase) {
   uint64_t seed = seedBase ? *seedBase + seedArg : seedArg;
-  int64_t groups = (n + 3) / 4;
-  for (int64_t gi = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; gi < groups; gi += (int64_t)gridDim.x * blockDim.x) {
-    uint4 u = philox((uint64_t)gi, seed);
-    uint32_t w[4] = {u.x, u.y, u.z, u.w};
-    for (int k = 0; k < 4; ++k) {
-      int64_t i = gi * 4 + k;
-      if (i < n) y[i] = __fadd_rn(toUniform(w[k]) >= rate ? __fmul_rn(x[i], scale) : 0.0f, r[i]);
-    }
-  }
+  forEachPhiloxWord(n, seed, [&](int64_t i, uint32_t w) { y[i] = __fadd_rn(toUniform(w) >= rate ? __fmul_rn(x[i], scale) : 0.0f, r[i]); });
 }
 
 void dropoutAdd(const float* x, const float* residual, float* y, int64_t n, float rate, uint64_t seed) {
@@ -380,15 +375,7 @@ void dropoutAdd(const float* x, const float* residual, float* y, int64_t n, floa
 }
 
 __global__ void uniformKernel(float* __restrict__ y, int64_t n, uint64_t seed, float lo, float hi) {
-  int64_t groups = (n + 3) / 4;
-  for (int64_t gi = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; gi < groups; gi += (int64_t)gridDim.x * blockDim.x) {
-    uint4 r = philox((uint64_t)gi, seed);
-    uint32_t w[4] = {r.x, r.y, r.z, r.w};
-    for (int k = 0; k < 4; ++k) {
-      int64_t i = gi * 4 + k;
-      if (i < n) y[i] = lo + (hi - lo) * toUniform(w[k]);
-    }
-  }
+  forEachPhiloxWord(n, seed, [&](int64_t i, uint32_t w) { y[i] = lo + (hi - lo) * toUniform(w); });
 }
 
 __global__ void normalKernel(float* __restrict__ y, int64_t n, uint64_t seed, float mean, float std) {
