@@ -57,3 +57,15 @@ test('the curated areas export nothing the notebooks and docs do not use, and li
   const unusedAreas = [...surface].filter(([name, v]) => v !== true && !areas.has(name)).map(([name]) => `angle.${name}`);
   assert.deepEqual(unusedAreas, [], 'a namespace of lib/index.ts that no notebook or doc uses: leave it out (its folder is internal)');
 });
+
+test('the usage patterns: direct, through an alias, destructured, and after a spread (a property named angle or ex is not a use)', () => {
+  const code = [
+    'const ex = angle.experiments;',
+    'const { showTable } = angle.notebook;',
+    'const rows = [...ex.simaceTable1Rows(), ...angle.report.readResults()];',
+    'angle.models.loadModel(); other.angle.nothing; obj.ex.notThis;',
+  ].join('\n');
+  const got = libraryPaths(code).map((p) => p.join('.'));
+  for (const want of ['experiments', 'notebook.showTable', 'experiments.simaceTable1Rows', 'report.readResults', 'models.loadModel']) assert.ok(got.includes(want), `${want} not found in ${got.join(', ')}`);
+  for (const not of ['nothing', 'experiments.notThis']) assert.ok(!got.some((p) => p.endsWith(not)), `${not} taken for a use`);
+});

@@ -22,11 +22,12 @@ export { ANGLE_FILE, table2PaperCells, table2TrainedRows, table3Rows, table4Obje
 export { ESPRESSO_NO_PAPER, espressoRows } from './tables/espresso.js';
 export { layerWidthGrid, layerWidthTable, type LayerWidthCell } from './espresso-grid.js';
 export { PROMPTEOL_PAPER_FILE, optDemonstrationOf } from './tables/prompteol.js';
-export { simaceSweepRows, sweepTable } from './tables/simace.js';
+export { simaceSweepRows, simaceTable1Rows, sweepTable } from './tables/simace.js';
 export { rehearseLongTextMemory, longTextMemoryTable } from './rehearsal/long-text-memory.js';
 
 // Evaluations without training, and what a notebook shows of them.
 export { loadModelOrExplain, modelEntriesTable, type ModelEntry } from './evaluation-models.js';
+export { trainedModelEntries } from './trained-models.js';
 export { checkEvaluationData } from './evaluation-data.js';
 export { evaluateReleased, prepareTable2Data, table2CellSources, sentevalMtebTable, legacyPoolingTable, releasedTable } from './released-evaluations.js';
 export { flickr30kRows, flickr30kRunsOf } from './flickr30k-rows.js';

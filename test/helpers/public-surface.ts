@@ -104,12 +104,13 @@ export function notebookCode(file: string): string {
  */
 export function libraryPaths(code: string): string[][] {
   const paths: string[][] = [];
-  const direct = /(?<![\w.$/])angle((?:\.[A-Za-z_$][\w$]*)+)/g;
+  // Not after a word character, `/` or a property dot (`x.angle`), but after a spread's `...` (`[...ex.rows()]`).
+  const direct = /(?<![\w$/])(?<![^.]\.)angle((?:\.[A-Za-z_$][\w$]*)+)/g;
   for (const m of code.matchAll(direct)) paths.push(m[1]!.slice(1).split('.'));
   for (const m of code.matchAll(/\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*angle((?:\.[A-Za-z_$][\w$]*)+)\s*;/g)) {
     const alias = m[1]!;
     const base = m[2]!.slice(1).split('.');
-    for (const u of code.matchAll(new RegExp(`(?<![\\w.$])${alias.replace(/\$/g, '\\$')}((?:\\.[A-Za-z_$][\\w$]*)+)`, 'g'))) paths.push([...base, ...u[1]!.slice(1).split('.')]);
+    for (const u of code.matchAll(new RegExp(`(?<![\\w$])(?<![^.]\\.)${alias.replace(/\$/g, '\\$')}((?:\\.[A-Za-z_$][\\w$]*)+)`, 'g'))) paths.push([...base, ...u[1]!.slice(1).split('.')]);
   }
   for (const m of code.matchAll(/\b(?:const|let|var)\s*\{([^}]*)\}\s*=\s*angle((?:\.[A-Za-z_$][\w$]*)+)\s*;/g)) {
     const base = m[2]!.slice(1).split('.');
