@@ -10,7 +10,7 @@
  * Skipped, with the reason printed, where Jupyter (or IPython, which tslab install needs) is missing.
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -18,33 +18,13 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { presetVariables } from '../lib/experiments/presets.js';
 import { packageRoot } from '../lib/util/package-root.js';
-import { findJupyter, frontendVersion, tslabKernelspec, type JupyterInstall } from '../scripts/notebooks/jupyter-install.js';
+import { findJupyter, frontendVersion, tslabKernelspec } from '../scripts/notebooks/jupyter-install.js';
 import { SHARED_DIR } from './helpers/env.js';
+import { isolatedJupyterEnv, jupyterUnavailable, startJupyterCommand } from './helpers/jupyter-command.js';
 import { closeSession, executeCell, getNotebook, openSession, type JupyterServer } from './helpers/jupyter-kernel-client.js';
 
 const ROOT = packageRoot();
 const NOTEBOOK = 'notebooks/00-encode-and-compare.ipynb';
-
-/** Why this machine cannot run the test, or undefined. */
-function unavailable(env: NodeJS.ProcessEnv): string | undefined {
-  let install: JupyterInstall;
-  try {
-    install = findJupyter({}, env);
-  } catch (e) {
-    return (e as Error).message;
-  }
-  const v = frontendVersion(install, 'notebook', env);
-  if ('error' in v) return v.error;
-  const ipython = spawnSync(install.python, ['-c', 'import jupyter_client, IPython'], { encoding: 'utf8', env });
-  if (ipython.status !== 0) return `tslab install needs jupyter_client and IPython in ${install.python}`;
-  return undefined;
-}
-
-/** This process's environment without ANGLE_* (the command's preset decides them), Jupyter's state in `dir`. */
-function isolatedEnv(dir: string): NodeJS.ProcessEnv {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ANGLE_') && !k.startsWith('JUPYTER')));
-  return { ...clean, JUPYTER_DATA_DIR: join(dir, 'data'), JUPYTER_CONFIG_DIR: join(dir, 'config'), JUPYTER_RUNTIME_DIR: join(dir, 'runtime'), IPYTHONDIR: join(dir, 'ipython') };
-}
 
 describe('npm run jupyter', () => {
   let dir: string;
@@ -52,8 +32,8 @@ describe('npm run jupyter', () => {
   let skip: string | undefined;
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'angle-jupyter-'));
-    env = isolatedEnv(dir);
-    skip = unavailable(env);
+    env = isolatedJupyterEnv(dir);
+    skip = jupyterUnavailable(env);
   });
   after(async () => {
     await rm(dir, { recursive: true, force: true });
@@ -66,25 +46,11 @@ describe('npm run jupyter', () => {
     const before = tslabKernelspec(findJupyter({}, env), env);
     const usable = before && before.argv[0] !== undefined && existsSync(before.argv[0]) ? before : undefined;
     const preset = SHARED_DIR ? ['--preset', 'smoke', '--shared', SHARED_DIR] : ['--preset', 'paper'];
-    const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ['--import', 'tsx', 'scripts/jupyter.ts', ...preset, '--no-git-filter'], { cwd: ROOT, env, stdio: 'pipe' });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b) => (stdout += b));
-    child.stderr.on('data', (b) => (stderr += b));
-    const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+    const jupyter = startJupyterCommand([...preset, '--no-git-filter'], env);
+    const { child, exited } = jupyter;
     try {
-      const url = await new Promise<URL>((resolveUrl, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no "ready at" line within 120 s:\n${stdout}\n${stderr}`)), 120_000);
-        const look = () => {
-          const m = /jupyter: ready at (\S+)/.exec(stdout);
-          if (m) {
-            clearTimeout(timer);
-            resolveUrl(new URL(m[1]));
-          }
-        };
-        child.stdout.on('data', look);
-        void exited.then((code) => reject(new Error(`the command exited (${code}) before it was ready:\n${stdout}\n${stderr}`)));
-      });
+      const url = await jupyter.ready;
+      const { stdout } = jupyter.output();
       assert.equal(url.hostname, '127.0.0.1');
       assert.equal(url.pathname, '/tree/notebooks');
       if (usable) {
@@ -119,8 +85,8 @@ describe('npm run jupyter', () => {
     } finally {
       child.kill('SIGTERM');
     }
-    assert.equal(await exited, 0, stderr);
-    assert.match(stderr, /jupyter: SIGTERM: stopping the server and its kernels/);
+    assert.equal(await exited, 0, jupyter.output().stderr);
+    assert.match(jupyter.output().stderr, /jupyter: SIGTERM: stopping the server and its kernels/);
   });
 
   test('--lab without JupyterLab exits 3 saying what to install', { timeout: 120_000 }, async (t) => {

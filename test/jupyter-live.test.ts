@@ -15,7 +15,6 @@
  * jupyter-notebook) or IPython, and needs dist/ built from the current lib/ (npm test builds it).
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -25,36 +24,20 @@ import type { Browser, Page } from 'playwright-core';
 import { FIGURE_CLASS, LIBRARY_CLASS, STATIC_IMAGE_CLASS } from '../lib/notebook/figures.js';
 import { chromiumUnavailableReason, launchChromium } from '../lib/report/figures/chromium.js';
 import { packageRoot } from '../lib/util/package-root.js';
-import { findJupyter, frontendVersion, type JupyterInstall } from '../scripts/notebooks/jupyter-install.js';
 import { denoBinary } from '../scripts/notebooks/deno-binary.js';
 import { SHARED_DIR } from './helpers/env.js';
+import { isolatedJupyterEnv, jupyterUnavailable, startJupyterCommand } from './helpers/jupyter-command.js';
 import { figuresDrawn, pageErrors } from './helpers/figure-page.js';
 
 const ROOT = packageRoot();
 const COMMITTED = 'notebooks/00-encode-and-compare.ipynb';
-
-/** This process's environment without ANGLE_* and JUPYTER* (the command decides them), Jupyter's state in `dir`. */
-function isolatedEnv(dir: string): NodeJS.ProcessEnv {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ANGLE_') && !k.startsWith('JUPYTER')));
-  return { ...clean, JUPYTER_DATA_DIR: join(dir, 'data'), JUPYTER_CONFIG_DIR: join(dir, 'config'), JUPYTER_RUNTIME_DIR: join(dir, 'runtime'), IPYTHONDIR: join(dir, 'ipython') };
-}
 
 /** Why this machine cannot run the test, or undefined. */
 function unavailable(env: NodeJS.ProcessEnv): string | undefined {
   const chromium = chromiumUnavailableReason(env);
   if (chromium) return chromium;
   if (!existsSync(denoBinary())) return `no deno binary (${denoBinary()}): npm ci installs the dev dependency \`deno\``;
-  let install: JupyterInstall;
-  try {
-    install = findJupyter({}, env);
-  } catch (e) {
-    return (e as Error).message;
-  }
-  const v = frontendVersion(install, 'notebook', env);
-  if ('error' in v) return v.error;
-  const ipython = spawnSync(install.python, ['-c', 'import jupyter_client, IPython'], { encoding: 'utf8', env });
-  if (ipython.status !== 0) return `tslab install needs jupyter_client and IPython in ${install.python}`;
-  return undefined;
+  return jupyterUnavailable(env);
 }
 
 /** The notebook imports dist/: it must exist and be newer than the lib/ files the test exercises. */
@@ -167,7 +150,7 @@ describe('a live Jupyter Notebook in Chromium', () => {
   let skip: string | undefined;
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'angle-jupyter-live-'));
-    env = isolatedEnv(dir);
+    env = isolatedJupyterEnv(dir);
     skip = unavailable(env) ?? (SHARED_DIR ? undefined : 'no shared folder: the smoke preset the notebook runs with needs it');
     // Inside the project: the server serves the project root, as `npm run jupyter` always does.
     await mkdir(join(ROOT, 'build'), { recursive: true });
@@ -191,29 +174,12 @@ describe('a live Jupyter Notebook in Chromium', () => {
     const phases: string[] = [];
     const phase = (what: string) => phases.push(`${what} at ${((Date.now() - started) / 1000).toFixed(1)} s`);
     // The cpu backend: the notebook trains nothing, and it starts at once.
-    const child: ChildProcessWithoutNullStreams = spawn(
-      process.execPath,
-      ['--import', 'tsx', 'scripts/jupyter.ts', '--preset', 'smoke', '--shared', SHARED_DIR!, '--kernel', 'deno', '--no-git-filter'],
-      { cwd: ROOT, env: { ...env, ANGLE_BACKEND: 'cpu' }, stdio: 'pipe' },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b) => (stdout += b));
-    child.stderr.on('data', (b) => (stderr += b));
-    const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+    const jupyter = startJupyterCommand(['--preset', 'smoke', '--shared', SHARED_DIR!, '--kernel', 'deno', '--no-git-filter'], { ...env, ANGLE_BACKEND: 'cpu' });
+    const { child, exited } = jupyter;
     let browser: Browser | undefined;
     try {
-      const url = await new Promise<URL>((resolveUrl, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no "ready at" line within 120 s:\n${stdout}\n${stderr}`)), 120_000);
-        child.stdout.on('data', () => {
-          const m = /jupyter: ready at (\S+)/.exec(stdout);
-          if (m) {
-            clearTimeout(timer);
-            resolveUrl(new URL(m[1]!));
-          }
-        });
-        void exited.then((code) => reject(new Error(`the command exited (${code}) before it was ready:\n${stdout}\n${stderr}`)));
-      });
+      const url = await jupyter.ready;
+      const { stdout } = jupyter.output();
       assert.match(stdout, /jupyter: new notebooks start in Deno's kernel; the committed ones open in tslab/);
       const token = url.searchParams.get('token')!;
       phase('server ready');

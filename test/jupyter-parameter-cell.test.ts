@@ -8,7 +8,6 @@
  * folder; skipped, with the reason printed, where Jupyter or IPython is missing.
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,8 +15,8 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { readSafetensors, writeSafetensors } from '../lib/models/safetensors.js';
 import { packageRoot } from '../lib/util/package-root.js';
-import { findJupyter, frontendVersion } from '../scripts/notebooks/jupyter-install.js';
 import { GOLDEN_DIR, SHARED_DIR } from './helpers/env.js';
+import { isolatedJupyterEnv, jupyterUnavailable, startJupyterCommand } from './helpers/jupyter-command.js';
 import { closeSession, executeCell, openSession, type JupyterServer } from './helpers/jupyter-kernel-client.js';
 
 const ROOT = packageRoot();
@@ -26,15 +25,7 @@ const NOTEBOOK = 'notebooks/04-pooling.ipynb';
 function unavailable(env: NodeJS.ProcessEnv): string | undefined {
   if (!SHARED_DIR || !GOLDEN_DIR) return 'needs the shared folder (the smoke preset)';
   if (!existsSync(join(ROOT, 'dist', 'index.js'))) return 'needs a build (dist/; npm test builds it first)';
-  try {
-    const install = findJupyter({}, env);
-    const v = frontendVersion(install, 'notebook', env);
-    if ('error' in v) return v.error;
-    if (spawnSync(install.python, ['-c', 'import jupyter_client, IPython'], { env }).status !== 0) return `tslab install needs jupyter_client and IPython in ${install.python}`;
-  } catch (e) {
-    return (e as Error).message;
-  }
-  return undefined;
+  return jupyterUnavailable(env);
 }
 
 /** A copy of the golden tiny BERT whose word embeddings are scaled by 1.01: another model (other weights, other runs). */
@@ -58,8 +49,8 @@ let env: NodeJS.ProcessEnv;
 let skip: string | undefined;
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'angle-jupyter-params-'));
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => (!k.startsWith('ANGLE_') || k === 'ANGLE_ONNX_CACHE') && !k.startsWith('JUPYTER')));
-  env = { ...clean, JUPYTER_DATA_DIR: join(dir, 'data'), JUPYTER_CONFIG_DIR: join(dir, 'config'), JUPYTER_RUNTIME_DIR: join(dir, 'runtime'), IPYTHONDIR: join(dir, 'ipython'), ANGLE_RESULTS_DIR: join(dir, 'results'), HF_HUB_OFFLINE: '1' };
+  const cache = process.env.ANGLE_ONNX_CACHE;
+  env = { ...isolatedJupyterEnv(dir), ...(cache ? { ANGLE_ONNX_CACHE: cache } : {}), ANGLE_RESULTS_DIR: join(dir, 'results'), HF_HUB_OFFLINE: '1' };
   skip = unavailable(env);
 });
 after(async () => {
@@ -68,24 +59,10 @@ after(async () => {
 
 test('editing MODEL and a hyperparameter in the parameter cell of a live kernel takes effect on re-run', { timeout: 900_000 }, async (t) => {
   if (skip) return t.skip(skip);
-  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ['--import', 'tsx', 'scripts/jupyter.ts', '--preset', 'smoke', '--shared', SHARED_DIR!, '--no-git-filter'], { cwd: ROOT, env, stdio: 'pipe' });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (b) => (stdout += b));
-  child.stderr.on('data', (b) => (stderr += b));
-  const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+  const jupyter = startJupyterCommand(['--preset', 'smoke', '--shared', SHARED_DIR!, '--no-git-filter'], env);
+  const { child, exited } = jupyter;
   try {
-    const url = await new Promise<URL>((resolveUrl, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no "ready at" line within 120 s:\n${stdout}\n${stderr}`)), 120_000);
-      child.stdout.on('data', () => {
-        const m = /jupyter: ready at (\S+)/.exec(stdout);
-        if (m) {
-          clearTimeout(timer);
-          resolveUrl(new URL(m[1]));
-        }
-      });
-      void exited.then((code) => reject(new Error(`the command exited (${code}) before it was ready:\n${stdout}\n${stderr}`)));
-    });
+    const url = await jupyter.ready;
     const server: JupyterServer = { base: url.origin, token: url.searchParams.get('token')! };
     const session = await openSession(server, NOTEBOOK, 'tslab');
     const run = async (code: string) => {
@@ -129,5 +106,5 @@ test('editing MODEL and a hyperparameter in the parameter cell of a live kernel 
   } finally {
     child.kill('SIGTERM');
   }
-  assert.equal(await exited, 0, stderr);
+  assert.equal(await exited, 0, jupyter.output().stderr);
 });
