@@ -63,6 +63,18 @@ export interface InBatchNegativesOptions {
 
 const MASKED = 1e12;
 
+/** The batch's size (P pairs, 2P rows) and the options with their defaults, the duplicates mode checked. */
+function batchSetting(labels: Float64Array, opts: Pick<InBatchNegativesOptions, 'positives' | 'duplicates'>): { pairs: number; n: number; positives: IbnPositives; duplicates: DuplicateHandling } {
+  const duplicates = opts.duplicates ?? 'ignore';
+  if (!DUPLICATE_HANDLINGS.includes(duplicates)) {
+    throw new UnknownNameError(`${IBN_OBJECTIVE} duplicates mode`, String(duplicates), DUPLICATE_HANDLINGS);
+  }
+  return { pairs: labels.length, n: 2 * labels.length, positives: opts.positives ?? 'binary', duplicates };
+}
+
+/** The other row of row r's pair (rows 2i and 2i + 1 are pair i's two sentences). */
+const partner = (r: number) => r + 1 - (r % 2) * 2;
+
 /**
  * The target matrix T (row-major 2P × 2P) and the extra logit mask (1 where a column is removed
  * from a row's softmax, self included) for the given labels and options.
@@ -71,14 +83,7 @@ export function inBatchTargets(
   labels: Float64Array,
   opts: Pick<InBatchNegativesOptions, 'positives' | 'duplicates' | 'keys'> = {},
 ): { targets: Float32Array; removed: Float32Array } {
-  const pairs = labels.length;
-  const n = 2 * pairs;
-  const positives = opts.positives ?? 'binary';
-  const duplicates = opts.duplicates ?? 'ignore';
-  if (!DUPLICATE_HANDLINGS.includes(duplicates)) {
-    throw new UnknownNameError(`${IBN_OBJECTIVE} duplicates mode`, String(duplicates), DUPLICATE_HANDLINGS);
-  }
-  const partner = (r: number) => r + 1 - (r % 2) * 2;
+  const { pairs, n, positives, duplicates } = batchSetting(labels, opts);
   const rowLabel = (r: number) => labels[Math.floor(r / 2)];
   const targets = new Float32Array(n * n);
 
@@ -165,14 +170,7 @@ export interface InBatchTargetCodes {
 
 /** The codes of inBatchTargets(labels, opts) (same checks, same errors); O(rows) host work. */
 export function inBatchTargetCodes(labels: Float64Array, opts: Pick<InBatchNegativesOptions, 'positives' | 'duplicates' | 'keys'> = {}): InBatchTargetCodes {
-  const pairs = labels.length;
-  const n = 2 * pairs;
-  const positives = opts.positives ?? 'binary';
-  const duplicates = opts.duplicates ?? 'ignore';
-  if (!DUPLICATE_HANDLINGS.includes(duplicates)) {
-    throw new UnknownNameError(`${IBN_OBJECTIVE} duplicates mode`, String(duplicates), DUPLICATE_HANDLINGS);
-  }
-  const partner = (r: number) => r + 1 - (r % 2) * 2;
+  const { pairs, n, positives, duplicates } = batchSetting(labels, opts);
   const targetRows = new Int32Array(n);
   const targetCols = new Int32Array(n);
   if (positives === 'angle-int') {
